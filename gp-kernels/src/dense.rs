@@ -1,0 +1,124 @@
+//! Dense kernel matrices, assembled in parallel over tiles of rows.
+//!
+//! Points are first copied into a row-major buffer so each kernel evaluation reads two
+//! contiguous slices; the output is filled column-tile by column-tile in parallel (faer
+//! matrices are column major, so a tile of columns is a contiguous block of memory).
+
+use faer::{Col, Mat, MatRef};
+use gp_linalg::validate::check_finite_mat;
+use rayon::prelude::*;
+
+use crate::error::{KernelError, Result};
+use crate::kernel::Kernel;
+
+/// Columns per parallel task when filling a kernel matrix.
+const COLUMN_TILE: usize = 64;
+
+/// Copies the rows of `x` into a row-major buffer (point `i` at `[i*d .. (i+1)*d]`), after
+/// checking the column count against the kernel's input dimension and finiteness.
+pub fn points_row_major<K: Kernel + ?Sized>(
+    kernel: &K,
+    x: MatRef<'_, f64>,
+    context: &'static str,
+) -> Result<Vec<f64>> {
+    let d = kernel.input_dim();
+    if x.ncols() != d {
+        return Err(KernelError::InputDim {
+            context,
+            expected: d,
+            found: x.ncols(),
+        });
+    }
+    check_finite_mat(x, context)?;
+    let mut buf = vec![0.0; x.nrows() * d];
+    for (i, row) in buf.chunks_exact_mut(d.max(1)).enumerate().take(x.nrows()) {
+        for (k, v) in row.iter_mut().enumerate() {
+            *v = x[(i, k)];
+        }
+    }
+    Ok(buf)
+}
+
+/// `K(X, Z)` for any kernel, parallel over column tiles.
+pub fn cross_matrix<K: Kernel + ?Sized>(
+    kernel: &K,
+    x: MatRef<'_, f64>,
+    z: MatRef<'_, f64>,
+) -> Result<Mat<f64>> {
+    let d = kernel.input_dim();
+    let xs = points_row_major(kernel, x, "kernel matrix K(X, Z), X")?;
+    let zs = points_row_major(kernel, z, "kernel matrix K(X, Z), Z")?;
+    let (n, m) = (x.nrows(), z.nrows());
+    let mut out = Mat::<f64>::zeros(n, m);
+    if n == 0 || m == 0 {
+        return Ok(out);
+    }
+    out.as_mut()
+        .par_col_chunks_mut(COLUMN_TILE)
+        .enumerate()
+        .for_each(|(t, mut tile)| {
+            for jj in 0..tile.ncols() {
+                let j = t * COLUMN_TILE + jj;
+                let zj = &zs[j * d..(j + 1) * d];
+                for i in 0..n {
+                    tile[(i, jj)] = kernel.eval(&xs[i * d..(i + 1) * d], zj);
+                }
+            }
+        });
+    Ok(out)
+}
+
+/// The diagonal `k(xᵢ, xᵢ)`.
+pub fn diagonal<K: Kernel + ?Sized>(kernel: &K, x: MatRef<'_, f64>) -> Result<Col<f64>> {
+    let d = kernel.input_dim();
+    let xs = points_row_major(kernel, x, "kernel diagonal, X")?;
+    Ok(Col::from_fn(x.nrows(), |i| {
+        kernel.diag_entry(&xs[i * d..(i + 1) * d])
+    }))
+}
+
+/// `K(X, X)` and `∂K/∂θⱼ` for every log hyperparameter θⱼ, parallel over column tiles.
+/// Only the lower triangle is evaluated; the upper is mirrored.
+pub fn matrix_and_grads<K: Kernel + ?Sized>(
+    kernel: &K,
+    x: MatRef<'_, f64>,
+) -> Result<(Mat<f64>, Vec<Mat<f64>>)> {
+    let d = kernel.input_dim();
+    let p = kernel.n_params();
+    let xs = points_row_major(kernel, x, "kernel matrix and gradients, X")?;
+    let n = x.nrows();
+    // Each column j holds (K[j.., j], dK_0[j.., j], ..., dK_{p-1}[j.., j]).
+    let columns: Vec<Vec<f64>> = (0..n)
+        .into_par_iter()
+        .map(|j| {
+            let xj = &xs[j * d..(j + 1) * d];
+            let len = n - j;
+            let mut col = vec![0.0; len * (p + 1)];
+            let mut grad = vec![0.0; p];
+            for i in j..n {
+                let v = kernel.eval_with_grad(&xs[i * d..(i + 1) * d], xj, &mut grad);
+                col[i - j] = v;
+                for (q, g) in grad.iter().enumerate() {
+                    col[(q + 1) * len + (i - j)] = *g;
+                }
+            }
+            col
+        })
+        .collect();
+    let mut k = Mat::<f64>::zeros(n, n);
+    let mut grads: Vec<Mat<f64>> = (0..p).map(|_| Mat::zeros(n, n)).collect();
+    for (j, col) in columns.iter().enumerate() {
+        let len = n - j;
+        for i in j..n {
+            let v = col[i - j];
+            k[(i, j)] = v;
+            k[(j, i)] = v;
+            for (q, g) in grads.iter_mut().enumerate() {
+                let v = col[(q + 1) * len + (i - j)];
+                g[(i, j)] = v;
+                g[(j, i)] = v;
+            }
+        }
+    }
+    Ok((k, grads))
+}

@@ -1,0 +1,90 @@
+//! The squared-exponential (RBF) kernel with ARD length scales.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::kernel::{Kernel, SeparableFactors};
+use crate::stationary::ArdParams;
+
+/// `k(x, z) = σ² exp(−r²/2)`, `r² = Σᵢ ((xᵢ − zᵢ)/ℓᵢ)²`.
+///
+/// Hyperparameters: `[log ℓ₀, …, log ℓ_{d−1}, log σ²]`.
+///
+/// ```
+/// use gp_kernels::{Kernel, SquaredExponential};
+///
+/// let k = SquaredExponential::new(vec![1.0, 2.0], 1.5)?;
+/// assert_eq!(k.eval(&[0.0, 0.0], &[0.0, 0.0]), 1.5);
+/// assert!((k.eval(&[1.0, 0.0], &[0.0, 0.0]) - 1.5 * (-0.5f64).exp()).abs() < 1e-15);
+/// # Ok::<(), gp_kernels::KernelError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SquaredExponential {
+    params: ArdParams,
+}
+
+impl SquaredExponential {
+    /// One length scale per input dimension and the output variance, all `> 0`.
+    pub fn new(lengthscales: Vec<f64>, variance: f64) -> Result<Self> {
+        Ok(Self {
+            params: ArdParams::new(lengthscales, variance)?,
+        })
+    }
+
+    /// The same length scale `lengthscale` in each of `dim` dimensions.
+    pub fn isotropic(dim: usize, lengthscale: f64, variance: f64) -> Result<Self> {
+        Self::new(vec![lengthscale; dim], variance)
+    }
+
+    /// Length scales and variance.
+    pub fn params(&self) -> &ArdParams {
+        &self.params
+    }
+}
+
+impl Kernel for SquaredExponential {
+    fn input_dim(&self) -> usize {
+        self.params.dim()
+    }
+    fn param_names(&self) -> Vec<String> {
+        self.params.names()
+    }
+    fn n_params(&self) -> usize {
+        self.params.dim() + 1
+    }
+    fn log_params(&self) -> Vec<f64> {
+        self.params.log_params()
+    }
+    fn set_log_params(&mut self, log_params: &[f64]) -> Result<()> {
+        self.params.set_log_params(log_params)
+    }
+    #[inline]
+    fn eval(&self, x: &[f64], z: &[f64]) -> f64 {
+        self.params.variance() * (-0.5 * self.params.r2(x, z)).exp()
+    }
+    fn eval_with_grad(&self, x: &[f64], z: &[f64], grad: &mut [f64]) -> f64 {
+        let g = (-0.5 * self.params.r2(x, z)).exp();
+        let value = self.params.variance() * g;
+        self.params.write_grad(x, z, value, -0.5 * g, grad);
+        value
+    }
+    fn diag_entry(&self, _x: &[f64]) -> f64 {
+        self.params.variance()
+    }
+    fn separable_factors(&self) -> Option<SeparableFactors> {
+        let factors = self
+            .params
+            .lengthscales()
+            .iter()
+            .map(|&l| {
+                // A length scale that passed validation always builds a valid 1-D kernel.
+                let params = ArdParams::new(vec![l], 1.0).ok()?;
+                Some(Box::new(SquaredExponential { params }) as Box<dyn Kernel>)
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(SeparableFactors {
+            scale: self.params.variance(),
+            factors,
+        })
+    }
+}

@@ -1,0 +1,243 @@
+//! Dense Cholesky factorization with a jitter ladder.
+
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
+use faer::linalg::triangular_solve::{
+    solve_lower_triangular_in_place, solve_upper_triangular_in_place,
+};
+use faer::reborrow::ReborrowMut;
+use faer::{Col, ColRef, Mat, MatMut, MatRef};
+
+use crate::error::{LinalgError, Result};
+use crate::par::parallelism;
+use crate::validate::{check_finite_mat, check_shape, check_square};
+
+/// How [`Cholesky::with_options`] escalates diagonal jitter when a matrix is numerically
+/// indefinite.
+///
+/// The factorization is first tried as given. On failure a jitter
+/// `start · s, start · growth · s, …` is added to the diagonal, where `s` is the mean absolute
+/// diagonal entry when `relative` is set (so the ladder is invariant to the output scale of a
+/// kernel) and 1 otherwise, until the factorization succeeds or the jitter would exceed
+/// `max · s`.
+///
+/// Defaults: `start = 1e-10`, `growth = 10`, `max = 1e-6`, `relative = true`. A relative
+/// jitter of 1e-6 perturbs a GP's predictions far less than any noise variance met in
+/// practice; a matrix that needs more is a modelling problem the caller should see.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JitterLadder {
+    /// First jitter tried (relative to the mean diagonal if `relative`).
+    pub start: f64,
+    /// Factor between successive jitters (> 1).
+    pub growth: f64,
+    /// Largest jitter tried (relative to the mean diagonal if `relative`).
+    pub max: f64,
+    /// Whether jitters are scaled by the mean absolute diagonal entry.
+    pub relative: bool,
+}
+
+impl Default for JitterLadder {
+    fn default() -> Self {
+        Self {
+            start: 1e-10,
+            growth: 10.0,
+            max: 1e-6,
+            relative: true,
+        }
+    }
+}
+
+impl JitterLadder {
+    /// A ladder that never adds jitter: indefinite matrices fail at once.
+    pub fn none() -> Self {
+        Self {
+            start: 0.0,
+            growth: 10.0,
+            max: 0.0,
+            relative: false,
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        let bad = |reason: &str| {
+            Err(LinalgError::InvalidArgument {
+                name: "JitterLadder",
+                reason: reason.to_string(),
+            })
+        };
+        if !(self.start >= 0.0 && self.start.is_finite()) {
+            return bad("start must be finite and non-negative");
+        }
+        if !(self.max >= 0.0 && self.max.is_finite()) {
+            return bad("max must be finite and non-negative");
+        }
+        if self.start > 0.0 && !(self.growth > 1.0 && self.growth.is_finite()) {
+            return bad("growth must be finite and greater than 1");
+        }
+        Ok(())
+    }
+}
+
+/// The lower Cholesky factor `L` of `A + jitter·I = L Lᵀ`.
+///
+/// ```
+/// use faer::{col, mat};
+/// use gp_linalg::Cholesky;
+///
+/// let a = mat![[4.0, 2.0], [2.0, 3.0]];
+/// let chol = Cholesky::new(a.as_ref())?;
+/// assert_eq!(chol.jitter(), 0.0);
+/// let x = chol.solve_col(col![2.0, 1.0].as_ref())?;
+/// assert!((x[0] - 0.5).abs() < 1e-15 && x[1].abs() < 1e-15);
+/// assert!((chol.log_det() - 8f64.ln()).abs() < 1e-14);
+/// # Ok::<(), gp_linalg::LinalgError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Cholesky {
+    l: Mat<f64>,
+    jitter: f64,
+}
+
+impl Cholesky {
+    /// Factors a symmetric positive definite matrix (only its lower triangle is read) with
+    /// the default [`JitterLadder`].
+    pub fn new(a: MatRef<'_, f64>) -> Result<Self> {
+        Self::with_jitter(a, &JitterLadder::default())
+    }
+
+    /// Factors a symmetric positive definite matrix (only its lower triangle is read),
+    /// escalating diagonal jitter as `ladder` says.
+    ///
+    /// Errors: [`LinalgError::NotSquare`], [`LinalgError::NonFinite`], and
+    /// [`LinalgError::NotPositiveDefinite`] naming the largest jitter tried.
+    pub fn with_jitter(a: MatRef<'_, f64>, ladder: &JitterLadder) -> Result<Self> {
+        let n = check_square(a, "Cholesky factorization")?;
+        ladder.validate()?;
+        check_finite_mat(a, "the matrix to factor")?;
+        let scale = if ladder.relative && n > 0 {
+            (0..n).map(|i| a[(i, i)].abs()).sum::<f64>() / n as f64
+        } else {
+            1.0
+        };
+        let par = parallelism();
+        let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f64>(n, par, Default::default()));
+        let mut l = Mat::<f64>::zeros(n, n);
+        let mut jitter = 0.0;
+        let mut largest_tried = 0.0_f64;
+        loop {
+            l.copy_from_triangular_lower(a);
+            for i in 0..n {
+                l[(i, i)] += jitter;
+            }
+            let ok = cholesky_in_place(
+                l.as_mut(),
+                Default::default(),
+                par,
+                MemStack::new(&mut mem),
+                Default::default(),
+            )
+            .is_ok();
+            largest_tried = largest_tried.max(jitter);
+            if ok && (0..n).all(|i| l[(i, i)] > 0.0 && l[(i, i)].is_finite()) {
+                break;
+            }
+            let next = if jitter == 0.0 {
+                ladder.start * scale
+            } else {
+                jitter * ladder.growth
+            };
+            if next <= 0.0 || next > ladder.max * scale * (1.0 + 1e-12) {
+                return Err(LinalgError::NotPositiveDefinite {
+                    n,
+                    largest_jitter: largest_tried,
+                });
+            }
+            jitter = next;
+        }
+        // faer leaves the strict upper triangle untouched; clear it so `factor()` is exactly L.
+        for j in 1..n {
+            for i in 0..j {
+                l[(i, j)] = 0.0;
+            }
+        }
+        Ok(Self { l, jitter })
+    }
+
+    /// Order of the factored matrix.
+    pub fn dim(&self) -> usize {
+        self.l.nrows()
+    }
+
+    /// The jitter that was added to the diagonal (0 when none was needed).
+    pub fn jitter(&self) -> f64 {
+        self.jitter
+    }
+
+    /// The lower-triangular factor `L` (its strict upper triangle is zero).
+    pub fn factor(&self) -> MatRef<'_, f64> {
+        self.l.as_ref()
+    }
+
+    /// `log det(A + jitter·I) = 2 Σ log Lᵢᵢ`.
+    pub fn log_det(&self) -> f64 {
+        2.0 * (0..self.dim()).map(|i| self.l[(i, i)].ln()).sum::<f64>()
+    }
+
+    fn check_rhs(&self, nrows: usize, ncols: usize, context: &'static str) -> Result<()> {
+        check_shape((nrows, ncols), (self.dim(), ncols), context)
+    }
+
+    /// Overwrites `b` with `(L Lᵀ)⁻¹ b`.
+    pub fn solve_in_place(&self, mut b: MatMut<'_, f64>) -> Result<()> {
+        self.check_rhs(b.nrows(), b.ncols(), "Cholesky::solve")?;
+        let par = parallelism();
+        solve_lower_triangular_in_place(self.l.as_ref(), b.rb_mut(), par);
+        solve_upper_triangular_in_place(self.l.transpose(), b, par);
+        Ok(())
+    }
+
+    /// Returns `(L Lᵀ)⁻¹ B`.
+    pub fn solve(&self, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        let mut x = b.to_owned();
+        self.solve_in_place(x.as_mut())?;
+        Ok(x)
+    }
+
+    /// Returns `(L Lᵀ)⁻¹ b` for one right-hand side.
+    pub fn solve_col(&self, b: ColRef<'_, f64>) -> Result<Col<f64>> {
+        let mut x = b.to_owned();
+        self.solve_in_place(x.as_mat_mut())?;
+        Ok(x)
+    }
+
+    /// Overwrites `b` with `L⁻¹ b` (the whitening solve).
+    pub fn solve_lower_in_place(&self, b: MatMut<'_, f64>) -> Result<()> {
+        self.check_rhs(b.nrows(), b.ncols(), "Cholesky::solve_lower")?;
+        solve_lower_triangular_in_place(self.l.as_ref(), b, parallelism());
+        Ok(())
+    }
+
+    /// Returns `L⁻¹ B`.
+    pub fn solve_lower(&self, b: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        let mut x = b.to_owned();
+        self.solve_lower_in_place(x.as_mut())?;
+        Ok(x)
+    }
+
+    /// Overwrites `b` with `L⁻ᵀ b`.
+    pub fn solve_upper_in_place(&self, b: MatMut<'_, f64>) -> Result<()> {
+        self.check_rhs(b.nrows(), b.ncols(), "Cholesky::solve_upper")?;
+        solve_upper_triangular_in_place(self.l.transpose(), b, parallelism());
+        Ok(())
+    }
+
+    /// Returns `(L Lᵀ)⁻¹` as a dense matrix.
+    pub fn inverse(&self) -> Mat<f64> {
+        let n = self.dim();
+        let mut x = Mat::<f64>::identity(n, n);
+        let par = parallelism();
+        solve_lower_triangular_in_place(self.l.as_ref(), x.as_mut(), par);
+        solve_upper_triangular_in_place(self.l.transpose(), x.as_mut(), par);
+        x
+    }
+}
