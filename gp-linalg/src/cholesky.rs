@@ -12,7 +12,7 @@ use crate::error::{LinalgError, Result};
 use crate::par::parallelism;
 use crate::validate::{check_finite_mat, check_shape, check_square};
 
-/// How [`Cholesky::with_options`] escalates diagonal jitter when a matrix is numerically
+/// How [`Cholesky::with_jitter`] escalates diagonal jitter when a matrix is numerically
 /// indefinite.
 ///
 /// The factorization is first tried as given. On failure a jitter
@@ -115,7 +115,8 @@ impl Cholesky {
         ladder.validate()?;
         check_finite_mat(a, "the matrix to factor")?;
         let scale = if ladder.relative && n > 0 {
-            (0..n).map(|i| a[(i, i)].abs()).sum::<f64>() / n as f64
+            // Divide before summing so the mean of entries near f64::MAX does not overflow.
+            (0..n).map(|i| a[(i, i)].abs() / n as f64).sum::<f64>()
         } else {
             1.0
         };
@@ -146,7 +147,8 @@ impl Cholesky {
             } else {
                 jitter * ladder.growth
             };
-            if next <= 0.0 || next > ladder.max * scale * (1.0 + 1e-12) {
+            // A non-finite jitter (the matrix is near f64::MAX) would repeat forever.
+            if next <= 0.0 || !next.is_finite() || next > ladder.max * scale * (1.0 + 1e-12) {
                 return Err(LinalgError::NotPositiveDefinite {
                     n,
                     largest_jitter: largest_tried,

@@ -73,6 +73,20 @@ pub enum LinalgError {
         /// Its value.
         value: f64,
     },
+    /// An entry that must be strictly positive (a diagonal of an SPD matrix, an eigenvalue
+    /// whose logarithm is needed, a noise variance) is zero or negative.
+    #[error(
+        "{context} needs strictly positive values, but entry {index} is {value}; \
+         the matrix is not positive definite (use a positive noise variance or diagonal, or add jitter)"
+    )]
+    NotPositive {
+        /// The operation that was attempted.
+        context: &'static str,
+        /// Index of the first offending entry.
+        index: usize,
+        /// Its value.
+        value: f64,
+    },
 }
 
 /// Result type of `gp-linalg`.

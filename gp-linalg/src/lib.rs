@@ -4,9 +4,22 @@
 //! inference: the bottom layer of the `gpscale` workspace.
 //!
 //! * [`LinearOperator`]: shape, product with a vector and with a block of columns, optional
-//!   diagonal; object safe and `Send + Sync`.
-//! * [`Cholesky`] with a [`JitterLadder`]: the jitter that was needed is reported back, and a
-//!   matrix that stays indefinite gives [`LinalgError::NotPositiveDefinite`].
+//!   diagonal; object safe and `Send + Sync`. [`SharedOperator`] (`Arc<dyn LinearOperator>`)
+//!   is what composites hold.
+//! * Operators ([`dense`], [`sparse`], [`diagonal`], [`low_rank`]): [`DenseOperator`],
+//!   [`SparseOperator`] (sprs CSR, with `Aᵀx`), [`DiagonalOperator`] (inverse, log-det),
+//!   [`LowRankOperator`] `U Uᵀ` and [`LowRankPlusDiagonal`] `U Uᵀ + D` with a Woodbury solve
+//!   and a determinant-lemma log-det.
+//! * Operator algebra ([`scaled`], [`sum`], [`shifted`]): [`ScaledOperator`] `c·A`,
+//!   [`SumOperator`] `A₁ + … + A_m`, [`ShiftedOperator`] `A + σ²I` or `A + D`.
+//! * Factorizations ([`cholesky`], [`eigen`], [`triangular`]): [`Cholesky`] with a
+//!   [`JitterLadder`] (the jitter that was needed is reported back, and a matrix that stays
+//!   indefinite gives [`LinalgError::NotPositiveDefinite`]); [`SymmetricEigen`]; checked
+//!   triangular solves.
+//! * Vector kernels ([`vector`]): `dot`, `axpy`, `scale`, `norm2`, `norm_inf`, sequential
+//!   below [`vector::PARALLEL_THRESHOLD`] elements and rayon-parallel above; column-wise dots,
+//!   column norms and Gram matrices of blocks.
+//! * Input checks ([`validate`]) and the error type ([`error`]) shared by the workspace.
 //! * The parallelism of dense routines is a setting ([`set_parallelism`]), sequential by
 //!   default.
 //!
@@ -28,13 +41,38 @@
 
 pub mod cholesky;
 pub mod dense;
+pub mod diagonal;
+pub mod eigen;
 pub mod error;
+pub mod low_rank;
 pub mod operator;
 pub mod par;
+pub mod scaled;
+pub mod shifted;
+pub mod sparse;
+pub mod sum;
+pub mod triangular;
 pub mod validate;
+pub mod vector;
+
+/// The README's example, compiled as a doctest so it cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 pub use cholesky::{Cholesky, JitterLadder};
 pub use dense::DenseOperator;
+pub use diagonal::DiagonalOperator;
+pub use eigen::SymmetricEigen;
 pub use error::{LinalgError, Result};
-pub use operator::LinearOperator;
+pub use low_rank::{LowRankOperator, LowRankPlusDiagonal};
+pub use operator::{LinearOperator, SharedOperator};
 pub use par::{parallelism, set_parallelism, Par};
+pub use scaled::ScaledOperator;
+pub use shifted::ShiftedOperator;
+pub use sparse::SparseOperator;
+pub use sum::SumOperator;
+pub use triangular::{
+    solve_lower_triangular, solve_lower_triangular_in_place, solve_upper_triangular,
+    solve_upper_triangular_in_place,
+};

@@ -3,6 +3,8 @@
 use faer::reborrow::ReborrowMut;
 use faer::{Col, ColMut, ColRef, Mat, MatMut, MatRef};
 
+use std::sync::Arc;
+
 use crate::error::Result;
 use crate::validate::check_shape;
 
@@ -167,3 +169,9 @@ impl<T: LinearOperator + ?Sized> LinearOperator for std::sync::Arc<T> {
         (**self).to_dense()
     }
 }
+
+/// A shared, type-erased operator: what the composite operators ([`ScaledOperator`](crate::ScaledOperator),
+/// [`SumOperator`](crate::SumOperator), [`ShiftedOperator`](crate::ShiftedOperator)) hold.
+///
+/// `Arc::new(op)` coerces to it at a call site.
+pub type SharedOperator = Arc<dyn LinearOperator>;

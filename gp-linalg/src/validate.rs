@@ -69,3 +69,18 @@ pub fn check_square(m: MatRef<'_, f64>, context: &'static str) -> Result<usize> 
         })
     }
 }
+
+/// Returns an error naming the first entry of `v` that is not strictly positive, if any.
+///
+/// NaN counts as not positive; check finiteness first for the more precise
+/// [`LinalgError::NonFinite`].
+pub fn check_positive_col(v: ColRef<'_, f64>, context: &'static str) -> Result<()> {
+    match (0..v.nrows()).find(|&i| v[i] <= 0.0 || v[i].is_nan()) {
+        Some(index) => Err(LinalgError::NotPositive {
+            context,
+            index,
+            value: v[index],
+        }),
+        None => Ok(()),
+    }
+}
