@@ -1,18 +1,17 @@
-//! Dense kernel matrices, assembled in parallel over tiles of rows.
+//! Dense kernel matrices, assembled in parallel over tiles of columns.
 //!
-//! Points are first copied into a row-major buffer so each kernel evaluation reads two
-//! contiguous slices; the output is filled column-tile by column-tile in parallel (faer
-//! matrices are column major, so a tile of columns is a contiguous block of memory).
+//! The output is filled column-tile by column-tile in parallel (faer matrices are column
+//! major, so a tile of columns is a contiguous block of memory), each tile by
+//! [`Kernel::fill_block`]: the stationary kernels of this crate override it with vectorized
+//! loops (see [`crate::ard`]), other kernels fall back to one [`Kernel::eval`] per entry.
 
-use faer::{Col, Mat, MatRef};
+use faer::{Col, Mat, MatMut, MatRef};
 use gp_linalg::validate::check_finite_mat;
 use rayon::prelude::*;
 
+use crate::ard::{check_points, COLUMN_TILE};
 use crate::error::{KernelError, Result};
 use crate::kernel::Kernel;
-
-/// Columns per parallel task when filling a kernel matrix.
-const COLUMN_TILE: usize = 64;
 
 /// Copies the rows of `x` into a row-major buffer (point `i` at `[i*d .. (i+1)*d]`), after
 /// checking the column count against the kernel's input dimension and finiteness.
@@ -39,15 +38,41 @@ pub fn points_row_major<K: Kernel + ?Sized>(
     Ok(buf)
 }
 
-/// `K(X, Z)` for any kernel, parallel over column tiles.
+/// Writes `K(X, Z)` into `out` by calling [`Kernel::eval`] per entry (the default of
+/// [`Kernel::fill_block`]); same unchecked contract.
+pub fn fill_block_generic<K: Kernel + ?Sized>(
+    kernel: &K,
+    x: MatRef<'_, f64>,
+    z: MatRef<'_, f64>,
+    mut out: MatMut<'_, f64>,
+) {
+    let d = kernel.input_dim();
+    let xs: Vec<f64> = (0..x.nrows())
+        .flat_map(|i| (0..d).map(move |k| x[(i, k)]))
+        .collect();
+    let mut zj = vec![0.0; d];
+    for j in 0..z.nrows() {
+        for (k, v) in zj.iter_mut().enumerate() {
+            *v = z[(j, k)];
+        }
+        for i in 0..x.nrows() {
+            out[(i, j)] = kernel.eval(&xs[i * d..(i + 1) * d], &zj);
+        }
+    }
+}
+
+/// `K(X, Z)` for any kernel: checks the inputs, then fills column tiles in parallel with
+/// [`Kernel::fill_block`].
 pub fn cross_matrix<K: Kernel + ?Sized>(
     kernel: &K,
     x: MatRef<'_, f64>,
     z: MatRef<'_, f64>,
 ) -> Result<Mat<f64>> {
     let d = kernel.input_dim();
-    let xs = points_row_major(kernel, x, "kernel matrix K(X, Z), X")?;
-    let zs = points_row_major(kernel, z, "kernel matrix K(X, Z), Z")?;
+    check_points(d, x, "kernel matrix K(X, Z), X")?;
+    check_points(d, z, "kernel matrix K(X, Z), Z")?;
+    // A column-major copy makes every input dimension a contiguous slice.
+    let x = x.to_owned();
     let (n, m) = (x.nrows(), z.nrows());
     let mut out = Mat::<f64>::zeros(n, m);
     if n == 0 || m == 0 {
@@ -56,14 +81,8 @@ pub fn cross_matrix<K: Kernel + ?Sized>(
     out.as_mut()
         .par_col_chunks_mut(COLUMN_TILE)
         .enumerate()
-        .for_each(|(t, mut tile)| {
-            for jj in 0..tile.ncols() {
-                let j = t * COLUMN_TILE + jj;
-                let zj = &zs[j * d..(j + 1) * d];
-                for i in 0..n {
-                    tile[(i, jj)] = kernel.eval(&xs[i * d..(i + 1) * d], zj);
-                }
-            }
+        .for_each(|(t, tile)| {
+            kernel.fill_block(x.as_ref(), z.subrows(t * COLUMN_TILE, tile.ncols()), tile);
         });
     Ok(out)
 }

@@ -1,9 +1,12 @@
 //! The squared-exponential (RBF) kernel with ARD length scales.
 
+use faer::{Mat, MatMut, MatRef};
 use serde::{Deserialize, Serialize};
 
+use crate::ard;
 use crate::error::Result;
 use crate::kernel::{Kernel, SeparableFactors};
+use crate::profile::SeProfile;
 use crate::stationary::ArdParams;
 
 /// `k(x, z) = σ² exp(−r²/2)`, `r² = Σᵢ ((xᵢ − zᵢ)/ℓᵢ)²`.
@@ -70,6 +73,12 @@ impl Kernel for SquaredExponential {
     }
     fn diag_entry(&self, _x: &[f64]) -> f64 {
         self.params.variance()
+    }
+    fn fill_block(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>, out: MatMut<'_, f64>) {
+        ard::fill_block::<SeProfile>(&self.params, x, z, out)
+    }
+    fn matrix_and_grads(&self, x: MatRef<'_, f64>) -> Result<(Mat<f64>, Vec<Mat<f64>>)> {
+        ard::matrix_and_grads::<SeProfile>(&self.params, x)
     }
     fn separable_factors(&self) -> Option<SeparableFactors> {
         let factors = self

@@ -1,0 +1,229 @@
+//! Fast tile builders for stationary ARD kernels `σ² g(r²)`, generic over the
+//! [`RadialProfile`] so that `g` is inlined and the inner loops vectorize.
+//!
+//! Layout: points are read dimension by dimension (a faer `n × d` matrix is column major,
+//! so each input dimension is a contiguous slice). For a block of up to [`ROW_BLOCK`] rows and
+//! one column `j`, `r²` is accumulated over dimensions as `Σₖ ((xᵢₖ − zⱼₖ)/ℓₖ)²` — by
+//! differences, never through `‖x‖² + ‖z‖² − 2xᵀz`, which loses all relative accuracy near
+//! the diagonal — into a small buffer that stays in L1, and `σ² g(r²)` is then written in one
+//! pass. `1/ℓₖ` is computed once per call.
+
+use std::borrow::Cow;
+
+use faer::reborrow::ReborrowMut;
+use faer::{ColRef, Mat, MatMut, MatRef};
+use gp_linalg::validate::check_finite_mat;
+use rayon::prelude::*;
+
+use crate::error::{KernelError, Result};
+use crate::profile::RadialProfile;
+use crate::simd::dispatch_simd;
+use crate::stationary::ArdParams;
+
+/// Rows per inner block (the `r²` buffer and the block of each input column stay in L1).
+pub const ROW_BLOCK: usize = 256;
+/// Columns per parallel task of the dense builders.
+pub const COLUMN_TILE: usize = 64;
+
+/// A column as a slice, copying only when the view is not contiguous.
+pub(crate) fn col_slice(c: ColRef<'_, f64>) -> Cow<'_, [f64]> {
+    match c.try_as_col_major() {
+        Some(s) => Cow::Borrowed(s.as_slice()),
+        None => Cow::Owned(c.iter().copied().collect()),
+    }
+}
+
+/// Checks the column count and finiteness of a point matrix.
+pub(crate) fn check_points(d: usize, x: MatRef<'_, f64>, context: &'static str) -> Result<()> {
+    if x.ncols() != d {
+        return Err(KernelError::InputDim {
+            context,
+            expected: d,
+            found: x.ncols(),
+        });
+    }
+    check_finite_mat(x, context)?;
+    Ok(())
+}
+
+/// Writes `vals` into column `j` of `out` starting at row `i0`.
+#[inline(always)]
+pub(crate) fn write_col(out: MatMut<'_, f64>, j: usize, i0: usize, vals: &[f64]) {
+    let mut col = out.col_mut(j).subrows_mut(i0, vals.len());
+    if let Some(c) = col.rb_mut().try_as_col_major_mut() {
+        c.as_slice_mut().copy_from_slice(vals);
+        return;
+    }
+    for (i, &v) in vals.iter().enumerate() {
+        col[i] = v;
+    }
+}
+
+/// Accumulates `r²ᵢ = Σₖ ((xᵢₖ − zₖ)/ℓₖ)²` for the rows `rows` of `xcols` into `r2`.
+#[inline(always)]
+fn accumulate_r2(
+    xcols: &[Cow<'_, [f64]>],
+    z: &[f64],
+    inv_l: &[f64],
+    rows: std::ops::Range<usize>,
+    r2: &mut [f64],
+) {
+    r2.fill(0.0);
+    for ((xc, &zk), &il) in xcols.iter().zip(z).zip(inv_l) {
+        for (r, &a) in r2.iter_mut().zip(&xc[rows.clone()]) {
+            let t = (a - zk) * il;
+            *r += t * t;
+        }
+    }
+}
+
+/// Writes `σ² g(r²)` for all pairs of rows of `x` (`m × d`) and `z` (`p × d`) into `out`
+/// (`m × p`), sequentially.
+///
+/// Contract (unchecked, may panic otherwise): `x` and `z` have `params.dim()` columns and
+/// `out` is `m × p`.
+pub fn fill_block<P: RadialProfile>(
+    params: &ArdParams,
+    x: MatRef<'_, f64>,
+    z: MatRef<'_, f64>,
+    out: MatMut<'_, f64>,
+) {
+    fill_block_dispatch::<P>(params, x, z, out)
+}
+
+dispatch_simd! {
+    fn fill_block_dispatch<P: RadialProfile>(
+        params: &ArdParams,
+        x: MatRef<'_, f64>,
+        z: MatRef<'_, f64>,
+        out: MatMut<'_, f64>,
+    ) via fill_block_avx2, fill_block_body
+}
+
+#[inline(always)]
+fn fill_block_body<P: RadialProfile>(
+    params: &ArdParams,
+    x: MatRef<'_, f64>,
+    z: MatRef<'_, f64>,
+    mut out: MatMut<'_, f64>,
+) {
+    let d = params.dim();
+    let var = params.variance();
+    let inv_l: Vec<f64> = params.lengthscales().iter().map(|l| 1.0 / l).collect();
+    let xcols: Vec<Cow<'_, [f64]>> = (0..d).map(|k| col_slice(x.col(k))).collect();
+    let (m, p) = (x.nrows(), z.nrows());
+    let mut zj = vec![0.0; d];
+    let mut r2 = [0.0; ROW_BLOCK];
+    for i0 in (0..m).step_by(ROW_BLOCK) {
+        let len = ROW_BLOCK.min(m - i0);
+        let r2 = &mut r2[..len];
+        for j in 0..p {
+            for (k, v) in zj.iter_mut().enumerate() {
+                *v = z[(j, k)];
+            }
+            accumulate_r2(&xcols, &zj, &inv_l, i0..i0 + len, r2);
+            for r in r2.iter_mut() {
+                *r = var * P::fast_value(*r);
+            }
+            write_col(out.rb_mut(), j, i0, r2);
+        }
+    }
+}
+
+/// `K(X, X)` and `∂K/∂θ` for `θ = [log ℓ₀, …, log ℓ_{d−1}, log σ²]`, checked, parallel over
+/// column tiles. One pass computes `K` and `W = −2σ² g'(r²)` (one `exp` per entry); one pass
+/// per dimension forms `∂K/∂ log ℓₖ = W ⊙ ((xᵢₖ − xⱼₖ)/ℓₖ)²`; `∂K/∂ log σ² = K`.
+pub fn matrix_and_grads<P: RadialProfile>(
+    params: &ArdParams,
+    x: MatRef<'_, f64>,
+) -> Result<(Mat<f64>, Vec<Mat<f64>>)> {
+    let d = params.dim();
+    check_points(d, x, "kernel matrix and gradients, X")?;
+    let x = x.to_owned();
+    let n = x.nrows();
+    let var = params.variance();
+    let inv_l: Vec<f64> = params.lengthscales().iter().map(|l| 1.0 / l).collect();
+    let xcols: Vec<Cow<'_, [f64]>> = (0..d).map(|k| col_slice(x.col(k))).collect();
+    let mut k_mat = Mat::<f64>::zeros(n, n);
+    let mut w_mat = Mat::<f64>::zeros(n, n);
+    if n == 0 {
+        let grads = (0..=d).map(|_| Mat::zeros(0, 0)).collect();
+        return Ok((k_mat, grads));
+    }
+    k_mat
+        .as_mut()
+        .par_col_chunks_mut(COLUMN_TILE)
+        .zip(w_mat.as_mut().par_col_chunks_mut(COLUMN_TILE))
+        .enumerate()
+        .for_each(|(t, (kt, wt))| {
+            value_and_w_tile::<P>(&xcols, &inv_l, var, t * COLUMN_TILE, kt, wt)
+        });
+    let mut grads = Vec::with_capacity(d + 1);
+    for (k, xc) in xcols.iter().enumerate() {
+        let il = inv_l[k];
+        let mut g = Mat::<f64>::zeros(n, n);
+        g.as_mut()
+            .par_col_chunks_mut(COLUMN_TILE)
+            .enumerate()
+            .for_each(|(t, mut gt)| {
+                let mut buf = vec![0.0; n];
+                for jj in 0..gt.ncols() {
+                    let j = t * COLUMN_TILE + jj;
+                    let xj = xc[j];
+                    let wj = col_slice(w_mat.col(j));
+                    for ((v, &a), &w) in buf.iter_mut().zip(xc.iter()).zip(wj.iter()) {
+                        let s = (a - xj) * il;
+                        *v = w * s * s;
+                    }
+                    write_col(gt.rb_mut(), jj, 0, &buf);
+                }
+            });
+        grads.push(g);
+    }
+    grads.push(k_mat.clone());
+    Ok((k_mat, grads))
+}
+
+dispatch_simd! {
+    /// Columns `j0 ..` of `K` (into `kt`) and `W = −2σ² g'(r²)` (into `wt`).
+    fn value_and_w_tile<P: RadialProfile>(
+        xcols: &[Cow<'_, [f64]>],
+        inv_l: &[f64],
+        var: f64,
+        j0: usize,
+        kt: MatMut<'_, f64>,
+        wt: MatMut<'_, f64>,
+    ) via value_and_w_tile_avx2, value_and_w_tile_body
+}
+
+#[inline(always)]
+fn value_and_w_tile_body<P: RadialProfile>(
+    xcols: &[Cow<'_, [f64]>],
+    inv_l: &[f64],
+    var: f64,
+    j0: usize,
+    mut kt: MatMut<'_, f64>,
+    mut wt: MatMut<'_, f64>,
+) {
+    let n = kt.nrows();
+    let mut zj = vec![0.0; xcols.len()];
+    let mut r2 = [0.0; ROW_BLOCK];
+    let mut w = [0.0; ROW_BLOCK];
+    for jj in 0..kt.ncols() {
+        for (v, xc) in zj.iter_mut().zip(xcols) {
+            *v = xc[j0 + jj];
+        }
+        for i0 in (0..n).step_by(ROW_BLOCK) {
+            let len = ROW_BLOCK.min(n - i0);
+            let r2 = &mut r2[..len];
+            accumulate_r2(xcols, &zj, inv_l, i0..i0 + len, r2);
+            for (r, w) in r2.iter_mut().zip(w.iter_mut()) {
+                let (g, dg) = P::fast_value_and_deriv(*r);
+                *r = var * g;
+                *w = -2.0 * var * dg;
+            }
+            write_col(kt.rb_mut(), jj, i0, r2);
+            write_col(wt.rb_mut(), jj, i0, &w[..len]);
+        }
+    }
+}
