@@ -1,0 +1,316 @@
+//! Interpolation weights `W`: definition, exactness properties, out-of-grid policy, and the
+//! factorized / CSR / transposed products against the dense matrix.
+
+use approx::assert_relative_eq;
+use faer::{Col, Mat};
+use gp_structured::{
+    cell_order, permute_rows, CsrInterpolation, InterpolationOptions, InterpolationScheme,
+    InterpolationWeights, LinearOperator, OutOfGrid, RegularGrid, StructuredError,
+};
+use proptest::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const CUBIC: InterpolationOptions = InterpolationOptions {
+    scheme: InterpolationScheme::Cubic,
+    out_of_grid: OutOfGrid::Error,
+};
+const LINEAR: InterpolationOptions = InterpolationOptions {
+    scheme: InterpolationScheme::Linear,
+    out_of_grid: OutOfGrid::Error,
+};
+
+/// A grid on `[0, 1]^d` (padded as recommended) and `n` uniform points in `[0, 1]^d`.
+fn setup(
+    sizes: &[usize],
+    n: usize,
+    scheme: InterpolationScheme,
+    seed: u64,
+) -> (RegularGrid, Mat<f64>) {
+    let d = sizes.len();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let x = Mat::from_fn(n, d, |_, _| rng.random::<f64>());
+    let corners = Mat::from_fn(2, d, |i, _| i as f64);
+    let grid =
+        RegularGrid::from_data(corners.as_ref(), sizes, scheme.recommended_padding()).unwrap();
+    (grid, x)
+}
+
+fn random_col(n: usize, seed: u64) -> Col<f64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    Col::from_fn(n, |_| rng.random::<f64>() * 2.0 - 1.0)
+}
+
+fn max_abs(m: &Mat<f64>) -> f64 {
+    m.norm_max()
+}
+
+#[test]
+fn keys_kernel_values() {
+    let c = InterpolationScheme::Cubic;
+    assert_eq!(c.kernel(0.0), 1.0);
+    assert_eq!(c.kernel(1.0), 0.0);
+    assert_eq!(c.kernel(2.0), 0.0);
+    assert_eq!(c.kernel(2.5), 0.0);
+    assert_relative_eq!(c.kernel(0.5), 1.5 * 0.125 - 2.5 * 0.25 + 1.0);
+    assert_relative_eq!(c.kernel(-1.5), -0.5 * 3.375 + 2.5 * 2.25 - 6.0 + 2.0);
+    assert_eq!(InterpolationScheme::Linear.kernel(0.25), 0.75);
+    assert_eq!(InterpolationScheme::default(), InterpolationScheme::Cubic);
+}
+
+/// Every entry of W equals the tensor product of the 1-D kernel at the normalized distances.
+#[test]
+fn entries_match_the_kernel_definition() {
+    for (opts, sizes) in [
+        (CUBIC, vec![9usize, 7, 8]),
+        (LINEAR, vec![5, 6, 4]),
+        (CUBIC, vec![12]),
+    ] {
+        let (grid, x) = setup(&sizes, 25, opts.scheme, 1);
+        let w = InterpolationWeights::new(&grid, x.as_ref(), opts).unwrap();
+        let dense = w.to_dense();
+        let pts = grid.points();
+        for i in 0..x.nrows() {
+            for j in 0..grid.num_points() {
+                let mut expect = 1.0;
+                for (l, a) in grid.axes().iter().enumerate() {
+                    expect *= opts.scheme.kernel((x[(i, l)] - pts[(j, l)]) / a.spacing());
+                }
+                assert!(
+                    (dense[(i, j)] - expect).abs() < 1e-14,
+                    "{i} {j}: {} vs {expect}",
+                    dense[(i, j)]
+                );
+            }
+        }
+        // Structural count of entries per row.
+        let wd = opts.scheme.stencil_width().pow(sizes.len() as u32);
+        assert_eq!(w.entries_per_row(), wd);
+        let (cols, vals) = w.row(3).unwrap();
+        assert_eq!(cols.len(), wd);
+        assert!(cols.windows(2).all(|c| c[0] < c[1]));
+        for (c, v) in cols.iter().zip(&vals) {
+            assert!((dense[(3, *c)] - *v).abs() <= 1e-15);
+        }
+    }
+}
+
+#[test]
+fn rows_sum_to_one_and_quadratics_are_reproduced() {
+    for sizes in [vec![10usize], vec![8, 11], vec![7, 9, 8]] {
+        let d = sizes.len();
+        let (grid, x) = setup(&sizes, 200, InterpolationScheme::Cubic, 7);
+        let w = InterpolationWeights::new(&grid, x.as_ref(), CUBIC).unwrap();
+        let ones = Col::<f64>::ones(grid.num_points());
+        let s = w.apply(ones.as_ref()).unwrap();
+        for i in 0..x.nrows() {
+            assert!((s[i] - 1.0).abs() < 1e-14);
+        }
+        // f(x) = 0.3 + Σ c_l x_l + Σ_{l≤k} c_lk x_l x_k.
+        let f = |p: &[f64]| {
+            let mut v = 0.3;
+            for l in 0..d {
+                v += (l as f64 + 1.0) * 0.7 * p[l];
+                for k in l..d {
+                    v += (0.5 - 0.2 * (l + 2 * k) as f64) * p[l] * p[k];
+                }
+            }
+            v
+        };
+        let pts = grid.points();
+        let fg = Col::from_fn(grid.num_points(), |j| {
+            f(&(0..d).map(|l| pts[(j, l)]).collect::<Vec<_>>())
+        });
+        let fx = w.apply(fg.as_ref()).unwrap();
+        for i in 0..x.nrows() {
+            let exact = f(&(0..d).map(|l| x[(i, l)]).collect::<Vec<_>>());
+            assert!(
+                (fx[i] - exact).abs() < 1e-12 * (1.0 + exact.abs()),
+                "{} vs {exact}",
+                fx[i]
+            );
+        }
+        // A cubic is not reproduced exactly (sanity check that the test has teeth).
+        let cub = Col::from_fn(grid.num_points(), |j| pts[(j, 0)].powi(3));
+        let cx = w.apply(cub.as_ref()).unwrap();
+        let err = (0..x.nrows())
+            .map(|i| (cx[i] - x[(i, 0)].powi(3)).abs())
+            .fold(0.0, f64::max);
+        assert!(err > 1e-8);
+    }
+}
+
+#[test]
+fn linear_reproduces_affine_functions() {
+    let (grid, x) = setup(&[5, 7], 100, InterpolationScheme::Linear, 3);
+    let w = InterpolationWeights::new(&grid, x.as_ref(), LINEAR).unwrap();
+    let pts = grid.points();
+    let fg = Col::from_fn(grid.num_points(), |j| {
+        1.0 + 2.0 * pts[(j, 0)] - 3.0 * pts[(j, 1)]
+    });
+    let fx = w.apply(fg.as_ref()).unwrap();
+    for i in 0..x.nrows() {
+        assert!((fx[i] - (1.0 + 2.0 * x[(i, 0)] - 3.0 * x[(i, 1)])).abs() < 1e-13);
+    }
+}
+
+#[test]
+fn point_on_a_node_gets_weight_one() {
+    let grid = RegularGrid::from_bounds(&[0.0, 0.0], &[9.0, 9.0], &[10, 10]).unwrap();
+    let x = Mat::from_fn(1, 2, |_, l| [4.0, 8.0][l]);
+    let w = InterpolationWeights::new(&grid, x.as_ref(), CUBIC).unwrap();
+    let dense = w.to_dense();
+    let j = grid.flat_index(&[4, 8]).unwrap();
+    assert_eq!(dense[(0, j)], 1.0);
+    assert_eq!(dense.col_iter().map(|c| c[0].abs()).sum::<f64>(), 1.0);
+}
+
+#[test]
+fn points_outside_the_grid_are_a_typed_error_or_clamped() {
+    let grid = RegularGrid::from_bounds(&[0.0, 0.0], &[9.0, 9.0], &[10, 10]).unwrap();
+    // Cubic: valid region [1, 8] per dimension.
+    let x = Mat::from_fn(3, 2, |i, l| [[2.0, 3.0], [5.0, 0.5], [8.0, 1.0]][i][l]);
+    let e = InterpolationWeights::new(&grid, x.as_ref(), CUBIC).unwrap_err();
+    match e {
+        StructuredError::OutsideGrid {
+            point,
+            dim,
+            value,
+            lo,
+            hi,
+            scheme,
+        } => {
+            assert_eq!((point, dim, value, scheme), (1, 1, 0.5, "cubic"));
+            assert_relative_eq!(lo, 1.0);
+            assert_relative_eq!(hi, 8.0);
+        }
+        other => panic!("unexpected error {other:?}"),
+    }
+    // The boundary of the valid region itself is fine (rows 0 and 2).
+    let ok = Mat::from_fn(2, 2, |i, l| [[1.0, 8.0], [8.0, 1.0]][i][l]);
+    assert!(InterpolationWeights::new(&grid, ok.as_ref(), CUBIC).is_ok());
+    // Linear: the whole grid is valid.
+    assert!(InterpolationWeights::new(&grid, x.as_ref(), LINEAR).is_ok());
+    let far = Mat::from_fn(1, 2, |_, l| [9.5, 3.0][l]);
+    assert!(matches!(
+        InterpolationWeights::new(&grid, far.as_ref(), LINEAR),
+        Err(StructuredError::OutsideGrid { dim: 0, .. })
+    ));
+    // Clamp: the row equals that of the clamped point and still sums to one.
+    let clamp = InterpolationOptions {
+        out_of_grid: OutOfGrid::Clamp,
+        ..CUBIC
+    };
+    let wc = InterpolationWeights::new(&grid, x.as_ref(), clamp)
+        .unwrap()
+        .to_dense();
+    let xc = Mat::from_fn(3, 2, |i, l| x[(i, l)].clamp(1.0, 8.0));
+    let wr = InterpolationWeights::new(&grid, xc.as_ref(), CUBIC)
+        .unwrap()
+        .to_dense();
+    assert!(max_abs(&(&wc - &wr)) < 1e-15);
+    // Non-finite coordinates are always errors.
+    let nan = Mat::from_fn(1, 2, |_, l| [f64::NAN, 3.0][l]);
+    assert!(InterpolationWeights::new(&grid, nan.as_ref(), clamp).is_err());
+    let inf = Mat::from_fn(1, 2, |_, l| [3.0, f64::INFINITY][l]);
+    assert!(InterpolationWeights::new(&grid, inf.as_ref(), clamp).is_err());
+}
+
+#[test]
+fn shape_and_grid_errors() {
+    let grid = RegularGrid::from_bounds(&[0.0, 0.0], &[1.0, 1.0], &[3, 10]).unwrap();
+    let x = Mat::from_fn(2, 2, |_, _| 0.5);
+    // Cubic needs 4 points per axis.
+    assert!(matches!(
+        InterpolationWeights::new(&grid, x.as_ref(), CUBIC),
+        Err(StructuredError::InvalidArgument { name: "grid", .. })
+    ));
+    let x3 = Mat::from_fn(2, 3, |_, _| 0.5);
+    assert!(InterpolationWeights::new(&grid, x3.as_ref(), LINEAR).is_err());
+    let w = InterpolationWeights::new(&grid, x.as_ref(), LINEAR).unwrap();
+    assert!(w.apply(Col::<f64>::zeros(5).as_ref()).is_err());
+    assert!(w.apply_transpose(Col::<f64>::zeros(5).as_ref()).is_err());
+}
+
+fn check_products(sizes: &[usize], n: usize, opts: InterpolationOptions, seed: u64) {
+    let (grid, x) = setup(sizes, n, opts.scheme, seed);
+    let w = InterpolationWeights::new(&grid, x.as_ref(), opts).unwrap();
+    let dense = w.to_dense();
+    let m = grid.num_points();
+    let v = random_col(m, seed + 1);
+    let u = random_col(n, seed + 2);
+    let wv = &dense * &v;
+    let wtu = dense.transpose() * &u;
+    let tol = 1e-13;
+    let fw = w.apply(v.as_ref()).unwrap();
+    let ft = w.apply_transpose(u.as_ref()).unwrap();
+    assert!((&fw - &wv).norm_max() <= tol * (1.0 + wv.norm_max()));
+    assert!((&ft - &wtu).norm_max() <= tol * (1.0 + wtu.norm_max()));
+    // The transpose as an operator, with a strided (non-contiguous) input column.
+    let rowmajor = Mat::from_fn(2, n, |r, i| if r == 0 { u[i] } else { 0.0 });
+    let strided = rowmajor.row(0).transpose();
+    let tt = w.transpose().apply(strided).unwrap();
+    assert!((&tt - &wtu).norm_max() <= tol * (1.0 + wtu.norm_max()));
+    assert_eq!(w.transpose().shape(), (m, n));
+    // CSR agrees entry by entry and in both products.
+    let csr = CsrInterpolation::from_weights(&w).unwrap();
+    assert_eq!(csr.matrix().nnz(), n * w.entries_per_row());
+    // (The factorized product multiplies the 1-D weights in another order: round-off only.)
+    assert!((&csr.to_dense() - &dense).norm_max() <= 1e-15);
+    let cw = csr.apply(v.as_ref()).unwrap();
+    let ct = csr.apply_transpose(u.as_ref()).unwrap();
+    assert!((&cw - &wv).norm_max() <= tol * (1.0 + wv.norm_max()));
+    assert!((&ct - &wtu).norm_max() <= tol * (1.0 + wtu.norm_max()));
+    // Blocks of columns.
+    let block = Mat::from_fn(m, 3, |j, c| ((j * 7 + c * 3) % 11) as f64 - 5.0);
+    let wb = w.apply_block(block.as_ref()).unwrap();
+    assert!((&wb - &dense * &block).norm_max() < 1e-12);
+}
+
+#[test]
+fn products_match_dense_including_many_rows() {
+    check_products(&[9, 6, 7], 40, CUBIC, 11);
+    check_products(&[5, 4, 6], 40, LINEAR, 12);
+    check_products(&[30], 9000, CUBIC, 13); // several parallel row blocks
+    check_products(&[20, 15], 10_000, LINEAR, 14);
+}
+
+#[test]
+fn cell_order_sorts_by_stencil_start_and_permutes_rows() {
+    let (grid, x) = setup(&[8, 9, 7], 300, InterpolationScheme::Cubic, 5);
+    let perm = cell_order(&grid, x.as_ref(), CUBIC).unwrap();
+    let mut seen = perm.clone();
+    seen.sort_unstable();
+    assert_eq!(seen, (0..300).collect::<Vec<_>>());
+    let xs = permute_rows(x.as_ref(), &perm).unwrap();
+    let ws = InterpolationWeights::new(&grid, xs.as_ref(), CUBIC).unwrap();
+    assert!(ws.stencil_starts().windows(2).all(|s| s[0] <= s[1]));
+    let w = InterpolationWeights::new(&grid, x.as_ref(), CUBIC).unwrap();
+    let (dw, dws) = (w.to_dense(), ws.to_dense());
+    for k in 0..300 {
+        for j in 0..grid.num_points() {
+            assert_eq!(dws[(k, j)], dw[(perm[k], j)]);
+        }
+    }
+    assert!(permute_rows(x.as_ref(), &perm[..10]).is_err());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+    #[test]
+    fn random_shapes_match_dense(
+        sizes in prop::collection::vec(6usize..10, 1..4),
+        n in 1usize..40,
+        cubic in any::<bool>(),
+        seed in 0u64..10_000,
+    ) {
+        let opts = if cubic { CUBIC } else { LINEAR };
+        check_products(&sizes, n, opts, seed);
+        let (grid, x) = setup(&sizes, n, opts.scheme, seed);
+        let w = InterpolationWeights::new(&grid, x.as_ref(), opts).unwrap();
+        let s = w.apply(Col::<f64>::ones(grid.num_points()).as_ref()).unwrap();
+        for i in 0..n {
+            prop_assert!((s[i] - 1.0).abs() < 1e-14);
+        }
+    }
+}

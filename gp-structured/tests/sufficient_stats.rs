@@ -1,0 +1,255 @@
+//! Sufficient statistics `WᵀW`, `Wᵀy`, `yᵀy`, `n`: against forming `W` densely, exact
+//! symmetry, stencil storage, merging and chunking independence, streaming from a generator.
+
+use faer::{Col, Mat};
+use gp_structured::{
+    InterpolationOptions, InterpolationScheme, InterpolationWeights, LinearOperator, OutOfGrid,
+    RegularGrid, StatsAccumulator, StencilGram, StructuredError, SufficientStats,
+};
+use proptest::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn opts(scheme: InterpolationScheme) -> InterpolationOptions {
+    InterpolationOptions {
+        scheme,
+        out_of_grid: OutOfGrid::Error,
+    }
+}
+
+/// Data clustered in part of `[0, 1]^d` (so some grid rows of `S` are empty) on a padded grid.
+fn setup(
+    sizes: &[usize],
+    n: usize,
+    scheme: InterpolationScheme,
+    seed: u64,
+) -> (RegularGrid, Mat<f64>, Col<f64>) {
+    let d = sizes.len();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let x = Mat::from_fn(n, d, |_, _| {
+        let u: f64 = rng.random();
+        u * u
+    });
+    let y = Col::from_fn(n, |i| (3.0 * x[(i, 0)]).sin() + rng.random::<f64>() - 0.5);
+    let corners = Mat::from_fn(2, d, |i, _| i as f64);
+    let grid =
+        RegularGrid::from_data(corners.as_ref(), sizes, scheme.recommended_padding()).unwrap();
+    (grid, x, y)
+}
+
+fn rel_err(a: &Mat<f64>, b: &Mat<f64>) -> f64 {
+    (a - b).norm_max() / b.norm_max().max(f64::MIN_POSITIVE)
+}
+
+fn check_against_dense(sizes: &[usize], n: usize, scheme: InterpolationScheme, seed: u64) {
+    let (grid, x, y) = setup(sizes, n, scheme, seed);
+    let o = opts(scheme);
+    let stats = SufficientStats::compute(&grid, x.as_ref(), y.as_ref(), o).unwrap();
+    let w = InterpolationWeights::new(&grid, x.as_ref(), o)
+        .unwrap()
+        .to_dense();
+    let s_dense = w.transpose() * &w;
+    let t_dense = w.transpose() * &y;
+    let gram = stats.gram();
+    let s = gram.to_dense();
+    assert!(
+        rel_err(&s, &s_dense) < 1e-12,
+        "S rel err {}",
+        rel_err(&s, &s_dense)
+    );
+    let t = Mat::from_fn(grid.num_points(), 1, |j, _| stats.wty()[j]);
+    let td = Mat::from_fn(grid.num_points(), 1, |j, _| t_dense[j]);
+    assert!(rel_err(&t, &td) < 1e-12, "t rel err {}", rel_err(&t, &td));
+    let yty: f64 = y.iter().map(|v| v * v).sum();
+    assert!((stats.yty() - yty).abs() <= 1e-12 * yty);
+    assert_eq!(stats.num_points(), n);
+    // Exactly symmetric, and at most (2w−1)^d non-zeros per row.
+    let m = grid.num_points();
+    for i in 0..m {
+        for j in 0..m {
+            assert_eq!(s[(i, j)], s[(j, i)]);
+        }
+    }
+    let per_row = (2 * scheme.stencil_width() - 1).pow(sizes.len() as u32);
+    assert_eq!(gram.stencil_len(), per_row);
+    let csr = gram.to_csr().unwrap();
+    assert_eq!(csr.nnz(), gram.nnz());
+    for (i, row) in csr.outer_iterator().enumerate() {
+        assert!(row.nnz() <= per_row);
+        for (j, &v) in row.iter() {
+            assert_eq!(v, s[(i, j)]);
+            assert_ne!(v, 0.0);
+        }
+    }
+    // Entry access, diagonal and the stencil product.
+    for (i, j) in [(0, 0), (m / 2, m / 2 + 1), (m - 1, 0), (3, m - 2)] {
+        assert_eq!(gram.entry(i, j).unwrap(), s[(i, j)]);
+    }
+    assert!(gram.entry(m, 0).is_none());
+    let diag = gram.diagonal().unwrap();
+    for i in 0..m {
+        assert_eq!(diag[i], s[(i, i)]);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed + 9);
+    let v = Col::from_fn(m, |_| rng.random::<f64>() - 0.5);
+    let sv = gram.apply(v.as_ref()).unwrap();
+    let sv_dense = &s_dense * &v;
+    let scale = s_dense.norm_max() * v.norm_l1();
+    assert!((&sv - &sv_dense).norm_max() <= 1e-12 * scale);
+}
+
+#[test]
+fn matches_dense_cubic_d1_d2_d3() {
+    check_against_dense(&[15], 300, InterpolationScheme::Cubic, 1);
+    check_against_dense(&[9, 12], 500, InterpolationScheme::Cubic, 2);
+    check_against_dense(&[8, 7, 9], 400, InterpolationScheme::Cubic, 3);
+}
+
+#[test]
+fn matches_dense_linear_d1_d2_d3() {
+    check_against_dense(&[12], 300, InterpolationScheme::Linear, 4);
+    check_against_dense(&[6, 9], 500, InterpolationScheme::Linear, 5);
+    check_against_dense(&[5, 6, 7], 400, InterpolationScheme::Linear, 6);
+}
+
+#[test]
+fn many_points_per_cell() {
+    // n ≫ m: the regime the moment accumulation is meant for; several parallel jobs.
+    check_against_dense(&[8, 9], 60_000, InterpolationScheme::Cubic, 7);
+}
+
+fn sub(x: &Mat<f64>, y: &Col<f64>, a: usize, b: usize) -> (Mat<f64>, Col<f64>) {
+    (
+        x.subrows(a, b - a).to_owned(),
+        Col::from_fn(b - a, |i| y[a + i]),
+    )
+}
+
+fn assert_stats_close(a: &SufficientStats, b: &SufficientStats) {
+    let (sa, sb) = (a.gram().values(), b.gram().values());
+    let scale = sb.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let err = sa
+        .iter()
+        .zip(sb)
+        .fold(0.0f64, |m, (u, v)| m.max((u - v).abs()));
+    assert!(err <= 1e-12 * scale, "S differs by {err} (scale {scale})");
+    let tscale = b.wty().norm_max();
+    assert!((a.wty() - b.wty()).norm_max() <= 1e-12 * tscale);
+    assert!((a.yty() - b.yty()).abs() <= 1e-12 * b.yty());
+    assert_eq!(a.num_points(), b.num_points());
+}
+
+#[test]
+fn merge_is_associative_and_chunking_does_not_matter() {
+    let scheme = InterpolationScheme::Cubic;
+    let (grid, x, y) = setup(&[7, 8, 6], 3000, scheme, 21);
+    let o = opts(scheme);
+    let whole = SufficientStats::compute(&grid, x.as_ref(), y.as_ref(), o).unwrap();
+    let part = |a, b| {
+        let (xs, ys) = sub(&x, &y, a, b);
+        SufficientStats::compute(&grid, xs.as_ref(), ys.as_ref(), o).unwrap()
+    };
+    let (a, b, c) = (part(0, 1000), part(1000, 1700), part(1700, 3000));
+    let left = a.clone().merge(&b).unwrap().merge(&c).unwrap();
+    let right = a.clone().merge(&b.clone().merge(&c).unwrap()).unwrap();
+    let swapped = c.clone().merge(&a).unwrap().merge(&b).unwrap();
+    assert_stats_close(&left, &whole);
+    assert_stats_close(&right, &whole);
+    assert_stats_close(&swapped, &whole);
+    // The empty statistics are the identity.
+    let e = SufficientStats::empty(&grid, o).unwrap();
+    assert_eq!(e.clone().merge(&whole).unwrap(), whole);
+    // Different chunk sizes through the streaming entry point.
+    for chunk in [1usize, 7, 500, 5000] {
+        let chunks: Vec<(Mat<f64>, Col<f64>)> = (0..3000)
+            .step_by(chunk)
+            .map(|a| sub(&x, &y, a, (a + chunk).min(3000)))
+            .collect();
+        let s = SufficientStats::from_chunks(&grid, o, chunks).unwrap();
+        assert_stats_close(&s, &whole);
+    }
+    // Accumulators merge the same way.
+    let mut acc1 = StatsAccumulator::new(&grid, o).unwrap();
+    let mut acc2 = StatsAccumulator::new(&grid, o).unwrap();
+    acc1.add_chunk(x.subrows(0, 1200), y.subrows(0, 1200))
+        .unwrap();
+    acc2.add_chunk(x.subrows(1200, 1800), y.subrows(1200, 1800))
+        .unwrap();
+    let merged = acc1.merge(acc2).unwrap();
+    assert_eq!(merged.num_points(), 3000);
+    assert_stats_close(&merged.finish().unwrap(), &whole);
+}
+
+#[test]
+fn streams_from_a_generator() {
+    let scheme = InterpolationScheme::Linear;
+    let sizes = [6usize, 5];
+    let corners = Mat::from_fn(2, 2, |i, _| i as f64);
+    let grid = RegularGrid::from_data(corners.as_ref(), &sizes, 1).unwrap();
+    let o = opts(scheme);
+    let gen = (0..50u64).map(|c| {
+        let mut rng = ChaCha8Rng::seed_from_u64(c);
+        let x = Mat::from_fn(2000, 2, |_, _| rng.random::<f64>());
+        let y = Col::from_fn(2000, |i| x[(i, 0)] - x[(i, 1)]);
+        (x, y)
+    });
+    let s = SufficientStats::from_chunks(&grid, o, gen).unwrap();
+    assert_eq!(s.num_points(), 100_000);
+    // Every row of W sums to one, so the entries of S sum to n and those of t to Σ y.
+    let total: f64 = s.gram().values().iter().sum();
+    assert!((total - 1e5).abs() < 1e-8);
+    let s2 = SufficientStats::from_chunks(&grid, o, std::iter::empty()).unwrap();
+    assert_eq!(s2.num_points(), 0);
+    assert_eq!(s2.gram().nnz(), 0);
+}
+
+#[test]
+fn errors_are_typed_and_leave_the_accumulator_unchanged() {
+    let scheme = InterpolationScheme::Cubic;
+    let (grid, x, y) = setup(&[8, 8], 50, scheme, 31);
+    let o = opts(scheme);
+    let short = Col::from_fn(49, |i| y[i]);
+    assert!(SufficientStats::compute(&grid, x.as_ref(), short.as_ref(), o).is_err());
+    let mut bad_y = y.clone();
+    bad_y[3] = f64::NAN;
+    assert!(SufficientStats::compute(&grid, x.as_ref(), bad_y.as_ref(), o).is_err());
+    let mut outside = x.clone();
+    outside[(40, 1)] = 5.0;
+    let e = SufficientStats::compute(&grid, outside.as_ref(), y.as_ref(), o).unwrap_err();
+    assert!(matches!(
+        e,
+        StructuredError::OutsideGrid {
+            point: 40,
+            dim: 1,
+            ..
+        }
+    ));
+    let mut acc = StatsAccumulator::new(&grid, o).unwrap();
+    acc.add_chunk(x.subrows(0, 10), y.subrows(0, 10)).unwrap();
+    assert!(acc.add_chunk(outside.as_ref(), y.as_ref()).is_err());
+    assert_eq!(acc.num_points(), 10);
+    let only10 = SufficientStats::compute(&grid, x.subrows(0, 10), y.subrows(0, 10), o).unwrap();
+    assert_stats_close(&acc.finish().unwrap(), &only10);
+    // Merging statistics of different grids or schemes.
+    let other = RegularGrid::from_bounds(&[0.0, 0.0], &[1.0, 1.0], &[8, 8]).unwrap();
+    let a = SufficientStats::empty(&grid, o).unwrap();
+    let b = SufficientStats::empty(&other, o).unwrap();
+    assert!(a.clone().merge(&b).is_err());
+    let c = SufficientStats::empty(&grid, opts(InterpolationScheme::Linear)).unwrap();
+    assert!(a.merge(&c).is_err());
+    assert!(StencilGram::zeros(&[], 3).is_err());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn random_shapes_match_dense(
+        sizes in prop::collection::vec(6usize..9, 1..4),
+        n in 1usize..120,
+        cubic in any::<bool>(),
+        seed in 0u64..10_000,
+    ) {
+        let scheme = if cubic { InterpolationScheme::Cubic } else { InterpolationScheme::Linear };
+        check_against_dense(&sizes, n, scheme, seed);
+    }
+}
