@@ -118,7 +118,9 @@ mod tests {
         let s = t.to_markdown();
         let lines: Vec<&str> = s.lines().collect();
         assert_eq!(lines.len(), 4);
-        assert!(lines.iter().all(|l| l.chars().count() == lines[0].chars().count()));
+        assert!(lines
+            .iter()
+            .all(|l| l.chars().count() == lines[0].chars().count()));
         assert_eq!(lines[3], "| 20000 | 3 s    |");
     }
 

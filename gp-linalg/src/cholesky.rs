@@ -9,7 +9,7 @@ use faer::reborrow::ReborrowMut;
 use faer::{Col, ColRef, Mat, MatMut, MatRef};
 
 use crate::error::{LinalgError, Result};
-use crate::par::parallelism;
+use crate::par::parallelism_for;
 use crate::validate::{check_finite_mat, check_shape, check_square};
 
 /// How [`Cholesky::with_jitter`] escalates diagonal jitter when a matrix is numerically
@@ -120,7 +120,7 @@ impl Cholesky {
         } else {
             1.0
         };
-        let par = parallelism();
+        let par = parallelism_for((n as f64).powi(3) / 3.0);
         let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f64>(n, par, Default::default()));
         let mut l = Mat::<f64>::zeros(n, n);
         let mut jitter = 0.0;
@@ -185,6 +185,12 @@ impl Cholesky {
         2.0 * (0..self.dim()).map(|i| self.l[(i, i)].ln()).sum::<f64>()
     }
 
+    /// Parallelism of `sweeps` triangular solves against `k` right-hand sides (n² k flops each).
+    fn solve_parallelism(&self, k: usize, sweeps: f64) -> crate::Par {
+        let n = self.dim() as f64;
+        parallelism_for(sweeps * n * n * k as f64)
+    }
+
     fn check_rhs(&self, nrows: usize, ncols: usize, context: &'static str) -> Result<()> {
         check_shape((nrows, ncols), (self.dim(), ncols), context)
     }
@@ -192,7 +198,7 @@ impl Cholesky {
     /// Overwrites `b` with `(L Lᵀ)⁻¹ b`.
     pub fn solve_in_place(&self, mut b: MatMut<'_, f64>) -> Result<()> {
         self.check_rhs(b.nrows(), b.ncols(), "Cholesky::solve")?;
-        let par = parallelism();
+        let par = self.solve_parallelism(b.ncols(), 2.0);
         solve_lower_triangular_in_place(self.l.as_ref(), b.rb_mut(), par);
         solve_upper_triangular_in_place(self.l.transpose(), b, par);
         Ok(())
@@ -215,7 +221,8 @@ impl Cholesky {
     /// Overwrites `b` with `L⁻¹ b` (the whitening solve).
     pub fn solve_lower_in_place(&self, b: MatMut<'_, f64>) -> Result<()> {
         self.check_rhs(b.nrows(), b.ncols(), "Cholesky::solve_lower")?;
-        solve_lower_triangular_in_place(self.l.as_ref(), b, parallelism());
+        let par = self.solve_parallelism(b.ncols(), 1.0);
+        solve_lower_triangular_in_place(self.l.as_ref(), b, par);
         Ok(())
     }
 
@@ -229,7 +236,8 @@ impl Cholesky {
     /// Overwrites `b` with `L⁻ᵀ b`.
     pub fn solve_upper_in_place(&self, b: MatMut<'_, f64>) -> Result<()> {
         self.check_rhs(b.nrows(), b.ncols(), "Cholesky::solve_upper")?;
-        solve_upper_triangular_in_place(self.l.transpose(), b, parallelism());
+        let par = self.solve_parallelism(b.ncols(), 1.0);
+        solve_upper_triangular_in_place(self.l.transpose(), b, par);
         Ok(())
     }
 
@@ -237,7 +245,7 @@ impl Cholesky {
     pub fn inverse(&self) -> Mat<f64> {
         let n = self.dim();
         let mut x = Mat::<f64>::identity(n, n);
-        let par = parallelism();
+        let par = self.solve_parallelism(n, 2.0);
         solve_lower_triangular_in_place(self.l.as_ref(), x.as_mut(), par);
         solve_upper_triangular_in_place(self.l.transpose(), x.as_mut(), par);
         x

@@ -4,7 +4,7 @@ use faer::linalg::matmul::matmul;
 use faer::{Accum, Col, ColMut, ColRef, Mat, MatMut, MatRef};
 
 use crate::operator::LinearOperator;
-use crate::par::parallelism;
+use crate::par::{parallelism, parallelism_for};
 
 /// A dense faer matrix seen as an operator; products go through faer's gemm with the
 /// workspace [`parallelism`] setting.
@@ -54,7 +54,15 @@ impl LinearOperator for DenseOperator {
         );
     }
     fn matmat(&self, x: MatRef<'_, f64>, out: MatMut<'_, f64>) {
-        matmul(out, Accum::Replace, self.a.as_ref(), x, 1.0, parallelism());
+        let flops = 2.0 * (self.a.nrows() * self.a.ncols()) as f64 * x.ncols() as f64;
+        matmul(
+            out,
+            Accum::Replace,
+            self.a.as_ref(),
+            x,
+            1.0,
+            parallelism_for(flops),
+        );
     }
     fn diagonal(&self) -> Option<Col<f64>> {
         let n = self.a.nrows().min(self.a.ncols());

@@ -7,7 +7,7 @@ use faer::linalg::matmul::matmul;
 use faer::{Accum, Col, Mat, MatRef};
 
 use crate::error::{LinalgError, Result};
-use crate::par::parallelism;
+use crate::par::{parallelism, parallelism_for};
 use crate::validate::{check_finite_mat, check_square};
 
 /// The eigendecomposition `A = V diag(λ) Vᵀ` of a symmetric matrix, eigenvalues in
@@ -47,7 +47,7 @@ impl SymmetricEigen {
                 vectors: Mat::zeros(0, 0),
             });
         }
-        let par = parallelism();
+        let par = parallelism_for(9.0 * (n as f64).powi(3));
         let mut mem = MemBuffer::new(self_adjoint_evd_scratch::<f64>(
             n,
             ComputeEigenvectors::Yes,

@@ -67,7 +67,10 @@ pub use eigen::SymmetricEigen;
 pub use error::{LinalgError, Result};
 pub use low_rank::{LowRankOperator, LowRankPlusDiagonal};
 pub use operator::{LinearOperator, SharedOperator};
-pub use par::{parallelism, set_parallelism, Par};
+pub use par::{
+    parallelism, parallelism_for, parallelism_setting, restore_parallelism, set_auto_parallelism,
+    set_parallelism, Par, ParallelismSetting, AUTO_MIN_FLOPS,
+};
 pub use scaled::ScaledOperator;
 pub use shifted::ShiftedOperator;
 pub use sparse::SparseOperator;

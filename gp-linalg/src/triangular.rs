@@ -20,7 +20,7 @@ use faer::linalg::triangular_solve;
 use faer::{Mat, MatMut, MatRef};
 
 use crate::error::{LinalgError, Result};
-use crate::par::parallelism;
+use crate::par::parallelism_for;
 use crate::validate::{check_shape, check_square};
 
 /// Checks the shape, the diagonal and the finiteness of the triangle that will be read.
@@ -66,7 +66,8 @@ fn check_triangular(
 /// [`LinalgError::Singular`] and [`LinalgError::NonFinite`].
 pub fn solve_lower_triangular_in_place(l: MatRef<'_, f64>, b: MatMut<'_, f64>) -> Result<()> {
     check_triangular(l, (b.nrows(), b.ncols()), true, "solve_lower_triangular")?;
-    triangular_solve::solve_lower_triangular_in_place(l, b, parallelism());
+    let par = parallelism_for((l.nrows() * l.nrows()) as f64 * b.ncols() as f64);
+    triangular_solve::solve_lower_triangular_in_place(l, b, par);
     Ok(())
 }
 
@@ -85,7 +86,8 @@ pub fn solve_lower_triangular(l: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Result<
 /// [`LinalgError::Singular`] and [`LinalgError::NonFinite`].
 pub fn solve_upper_triangular_in_place(u: MatRef<'_, f64>, b: MatMut<'_, f64>) -> Result<()> {
     check_triangular(u, (b.nrows(), b.ncols()), false, "solve_upper_triangular")?;
-    triangular_solve::solve_upper_triangular_in_place(u, b, parallelism());
+    let par = parallelism_for((u.nrows() * u.nrows()) as f64 * b.ncols() as f64);
+    triangular_solve::solve_upper_triangular_in_place(u, b, par);
     Ok(())
 }
 

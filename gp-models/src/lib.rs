@@ -1,1 +1,58 @@
-//! gp-models
+//! # gp-models
+//!
+//! Gaussian-process models and their training, on the kernels of `gp-kernels` and the
+//! factorizations of `gp-linalg`.
+//!
+//! * [`ExactGp`]: exact GP regression by one dense Cholesky factorization of `K + σ²I`:
+//!   posterior mean, latent and predictive variances, full posterior covariance, the log
+//!   marginal likelihood and its gradient with respect to every log hyperparameter (noise
+//!   included), training by L-BFGS with random restarts, JSON save and load.
+//! * [`optim`]: L-BFGS with a strong-Wolfe line search and Adam, for any objective
+//!   `FnMut(&[f64]) -> Result<(f64, Vec<f64>)>`.
+//!
+//! Points are rows of an `n × d` faer matrix; targets and predictions are faer columns.
+//! Every fallible function returns a [`ModelError`].
+//!
+//! ```
+//! use faer::{Col, Mat};
+//! use gp_kernels::SquaredExponential;
+//! use gp_models::{ExactGp, TrainOptions};
+//!
+//! // 40 noisy observations of sin(x) on [0, 8].
+//! let x = Mat::from_fn(40, 1, |i, _| i as f64 * 0.2);
+//! let y = Col::from_fn(40, |i| (i as f64 * 0.2).sin() + 0.05 * ((i * 7 % 11) as f64 - 5.0) / 5.0);
+//!
+//! // Fit at initial hyperparameters, then maximize the log marginal likelihood.
+//! let kernel = SquaredExponential::new(vec![0.5], 1.0)?;
+//! let gp = ExactGp::fit(kernel, x.as_ref(), y.as_ref(), 0.1)?;
+//! let lml_before = gp.log_marginal_likelihood();
+//! let trained = gp.optimize(&TrainOptions::default())?;
+//! let gp = trained.model;
+//! assert!(gp.log_marginal_likelihood() > lml_before);
+//! println!("{:?} = {:?}", gp.param_names(), gp.log_params());
+//!
+//! // Predict.
+//! let x_test = Mat::from_fn(3, 1, |i, _| 1.0 + i as f64);
+//! let pred = gp.predict(x_test.as_ref())?;
+//! for i in 0..3 {
+//!     let truth = (1.0 + i as f64).sin();
+//!     assert!((pred.mean[i] - truth).abs() < 3.0 * pred.variance[i].sqrt());
+//! }
+//!
+//! // The gradient of the log marginal likelihood vanishes at the optimum.
+//! let (_lml, grad) = gp.lml_and_grad();
+//! assert!(grad.iter().all(|g| g.abs() < 1e-3));
+//! # Ok::<(), gp_models::ModelError>(())
+//! ```
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod exact;
+pub mod optim;
+mod validate;
+
+pub use error::{ModelError, Result};
+pub use exact::{
+    train, ExactGp, FitOptions, Prediction, TrainOptions, TrainReport, TrainRun, Trained,
+};
+pub use optim::{adam, lbfgs, AdamOptions, ConvergenceReason, LbfgsOptions, OptimResult};

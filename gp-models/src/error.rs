@@ -1,0 +1,127 @@
+//! The error type of `gp-models`.
+
+use gp_kernels::KernelError;
+use gp_linalg::LinalgError;
+use thiserror::Error;
+
+/// Everything that can go wrong in `gp-models`, each with a message that says what was wrong.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ModelError {
+    /// An error from the linear-algebra layer, e.g. a kernel matrix that stays indefinite
+    /// after the whole jitter ladder.
+    #[error(transparent)]
+    Linalg(#[from] LinalgError),
+    /// An error from the kernel layer (invalid hyperparameters, wrong input dimension).
+    #[error(transparent)]
+    Kernel(#[from] KernelError),
+    /// There are no training points, or the points have no coordinates.
+    #[error("{context}: the training data is empty ({n} points in {d} dimensions); need at least one point with at least one coordinate")]
+    EmptyData {
+        /// What was being done.
+        context: &'static str,
+        /// Number of points given.
+        n: usize,
+        /// Number of coordinates per point given.
+        d: usize,
+    },
+    /// Two lengths that must agree do not (points and targets, a flat buffer and its shape,
+    /// a parameter vector and the model's parameter count).
+    #[error("length mismatch in {context}: expected {expected}, got {found}")]
+    LengthMismatch {
+        /// What was being compared.
+        context: &'static str,
+        /// The length that was needed.
+        expected: usize,
+        /// The length that was given.
+        found: usize,
+    },
+    /// An input held NaN or an infinite value.
+    #[error("{context} holds a non-finite value ({value}) at row {row}, column {col}; remove or impute it before calling")]
+    NonFinite {
+        /// Which input (training points, targets, test points, ...).
+        context: &'static str,
+        /// Row of the first offending entry.
+        row: usize,
+        /// Column of the first offending entry (0 for vectors).
+        col: usize,
+        /// The offending value.
+        value: f64,
+    },
+    /// The noise variance is zero, negative, NaN or infinite.
+    #[error("the noise variance must be finite and strictly positive, got {value}")]
+    InvalidNoise {
+        /// The value given.
+        value: f64,
+    },
+    /// The kernel's input dimension differs from the number of columns of the training points.
+    #[error("the kernel takes {kernel_dim}-dimensional inputs but the training points have {data_dim} columns")]
+    KernelDim {
+        /// The kernel's input dimension.
+        kernel_dim: usize,
+        /// Columns of the training matrix.
+        data_dim: usize,
+    },
+    /// Test points have a different number of columns than the training points.
+    #[error("the model was trained on {expected}-dimensional points but the test matrix has {found} columns")]
+    TestDim {
+        /// Columns of the training matrix.
+        expected: usize,
+        /// Columns of the test matrix.
+        found: usize,
+    },
+    /// An option is outside its valid range.
+    #[error("invalid option `{name}`: {reason}")]
+    InvalidOption {
+        /// The option's name.
+        name: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// An optimizer could not run (failed or non-finite objective at the starting point, a
+    /// gradient of the wrong length, every restart failed).
+    #[error("optimizer failure: {reason}")]
+    Optimizer {
+        /// What happened.
+        reason: String,
+    },
+    /// A saved model could not be written or parsed, or is inconsistent.
+    #[error("serialization error: {reason}")]
+    Serialization {
+        /// What happened.
+        reason: String,
+    },
+    /// A saved model has a format version this crate cannot read.
+    #[error("unsupported format version {found} of a saved {format}; this version of gp-models reads version {supported}")]
+    UnsupportedVersion {
+        /// The model format.
+        format: &'static str,
+        /// The version in the file.
+        found: u32,
+        /// The version this crate reads and writes.
+        supported: u32,
+    },
+}
+
+impl ModelError {
+    /// Converts a validation error of `gp-linalg` about non-finite data into
+    /// [`ModelError::NonFinite`]; other errors are wrapped unchanged.
+    pub(crate) fn from_finite_check(err: LinalgError) -> Self {
+        match err {
+            LinalgError::NonFinite {
+                context,
+                row,
+                col,
+                value,
+            } => ModelError::NonFinite {
+                context,
+                row,
+                col,
+                value,
+            },
+            other => ModelError::Linalg(other),
+        }
+    }
+}
+
+/// Result type of `gp-models`.
+pub type Result<T, E = ModelError> = std::result::Result<T, E>;

@@ -1,0 +1,241 @@
+//! The log marginal likelihood of an exact GP and its gradient: the hot path of training.
+//!
+//! With `A = K + σ²I = L Lᵀ` and `α = A⁻¹ y`,
+//!
+//! ```text
+//! log p(y) = −½ yᵀα − Σᵢ log Lᵢᵢ − (n/2) log 2π
+//! ∂ log p(y) / ∂θ = ½ tr((ααᵀ − A⁻¹) ∂A/∂θ) = ½ Σᵢⱼ Wᵢⱼ (∂A/∂θ)ᵢⱼ,   W = ααᵀ − A⁻¹.
+//! ```
+//!
+//! Cost of one value and gradient: the kernel matrix (lower triangle only, `n²/2`
+//! evaluations), one Cholesky factorization (`n³/3` flops), the inverse from the factor
+//! (`2n³/3`: triangular inverse plus the triangular product `L⁻ᵀL⁻¹`, faer's
+//! `llt::inverse`), and one fused pass over the lower triangle that evaluates the kernel
+//! derivatives entry by entry ([`Kernel::eval_with_grad`]) and accumulates all `p` traces
+//! at once, so no derivative matrix is ever stored (`O(n² p)` flops, `O(p)` extra memory).
+
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::inverse::{inverse, inverse_scratch};
+use faer::{Col, ColRef, Mat, MatRef};
+use gp_kernels::Kernel;
+use gp_linalg::{parallelism_for, Cholesky, JitterLadder};
+use rayon::prelude::*;
+
+use crate::error::Result;
+
+/// Columns per rayon task when filling the kernel matrix.
+const COLUMN_TILE: usize = 16;
+
+/// Columns per rayon task in the gradient pass (a fixed partition: deterministic sums).
+const GRAD_COLUMN_BLOCK: usize = 16;
+
+/// `½ log 2π`.
+const HALF_LN_2PI: f64 = 0.918_938_533_204_672_8;
+
+/// Buffers reused across evaluations of the log marginal likelihood (the kernel matrix,
+/// the inverse and faer's scratch space): at `n = 4000` each is 128 MB, and allocating
+/// them afresh at every evaluation costs page faults comparable to the kernel passes.
+pub(crate) struct Workspace {
+    gram: Vec<f64>,
+    kinv: Mat<f64>,
+    scratch: Option<(usize, MemBuffer)>,
+}
+
+impl Workspace {
+    /// Empty buffers; they grow on first use.
+    pub fn new() -> Self {
+        Self {
+            gram: Vec::new(),
+            kinv: Mat::new(),
+            scratch: None,
+        }
+    }
+}
+
+/// Fills the lower triangle of `K(X, X) + σ²I` into `buf` (column major, `n × n`; the
+/// strict upper triangle is left as it was and never read); `xs` holds the points row
+/// major (`n × d`).
+fn fill_gram_plus_noise_lower<K: Kernel>(
+    kernel: &K,
+    xs: &[f64],
+    d: usize,
+    noise_variance: f64,
+    buf: &mut Vec<f64>,
+) {
+    let n = xs.len() / d.max(1);
+    buf.resize(n * n, 0.0);
+    if n == 0 {
+        return;
+    }
+    buf.par_chunks_mut(n * COLUMN_TILE)
+        .enumerate()
+        .for_each(|(t, tile)| {
+            for (jj, col) in tile.chunks_exact_mut(n).enumerate() {
+                let j = t * COLUMN_TILE + jj;
+                let xj = &xs[j * d..(j + 1) * d];
+                for (i, out) in col.iter_mut().enumerate().skip(j) {
+                    *out = kernel.eval(&xs[i * d..(i + 1) * d], xj);
+                }
+                col[j] += noise_variance;
+            }
+        });
+}
+
+/// The factor of `K + σ²I` and `α = (K + σ²I)⁻¹ y`.
+#[derive(Debug, Clone)]
+pub(crate) struct Factorization {
+    /// Cholesky factor of `K + σ²I` (plus the jitter the ladder needed).
+    pub chol: Cholesky,
+    /// `(K + σ²I)⁻¹ y` for the centred targets.
+    pub alpha: Col<f64>,
+}
+
+/// Factors `K + σ²I` for row-major points `xs` and solves for the centred targets `yc`.
+pub(crate) fn factorize<K: Kernel>(
+    ws: &mut Workspace,
+    kernel: &K,
+    xs: &[f64],
+    d: usize,
+    yc: ColRef<'_, f64>,
+    noise_variance: f64,
+    ladder: &JitterLadder,
+) -> Result<Factorization> {
+    let n = yc.nrows();
+    fill_gram_plus_noise_lower(kernel, xs, d, noise_variance, &mut ws.gram);
+    let chol = Cholesky::with_jitter(MatRef::from_column_major_slice(&ws.gram, n, n), ladder)?;
+    let alpha = chol.solve_col(yc)?;
+    Ok(Factorization { chol, alpha })
+}
+
+/// `log p(y) = −½ yᵀα − ½ log det(K + σ²I) − (n/2) log 2π`.
+pub(crate) fn log_marginal_likelihood(f: &Factorization, yc: ColRef<'_, f64>) -> f64 {
+    let n = yc.nrows();
+    let fit: f64 = (0..n).map(|i| yc[i] * f.alpha[i]).sum();
+    -0.5 * fit - 0.5 * f.chol.log_det() - n as f64 * HALF_LN_2PI
+}
+
+/// Writes the lower triangle of `(L Lᵀ)⁻¹` into the workspace (strict upper triangle
+/// unspecified).
+fn inverse_lower(ws: &mut Workspace, chol: &Cholesky) {
+    let n = chol.dim();
+    let par = parallelism_for((n as f64).powi(3));
+    if ws.kinv.nrows() != n || ws.kinv.ncols() != n {
+        ws.kinv = Mat::zeros(n, n);
+    }
+    let scratch = match &mut ws.scratch {
+        Some((m, buf)) if *m == n => buf,
+        other => {
+            &mut other
+                .insert((n, MemBuffer::new(inverse_scratch::<f64>(n, par))))
+                .1
+        }
+    };
+    inverse(ws.kinv.as_mut(), chol.factor(), par, MemStack::new(scratch));
+}
+
+/// The gradient of `log p(y)` with respect to the kernel's log hyperparameters followed by
+/// `log σ²`, by one fused pass over the lower triangle of `W = ααᵀ − (K + σ²I)⁻¹`.
+pub(crate) fn log_marginal_likelihood_grad<K: Kernel>(
+    ws: &mut Workspace,
+    kernel: &K,
+    xs: &[f64],
+    d: usize,
+    f: &Factorization,
+    noise_variance: f64,
+) -> Vec<f64> {
+    let n = f.alpha.nrows();
+    let p = kernel.n_params();
+    inverse_lower(ws, &f.chol);
+    let kinv = &ws.kinv;
+    let alpha: Vec<f64> = (0..n).map(|i| f.alpha[i]).collect();
+    // Per column j: Σ_{i ≥ j} c_ij Wᵢⱼ ∂Kᵢⱼ/∂θ (c = 1 on the diagonal, 2 below it) and Wⱼⱼ,
+    // summed over fixed blocks of columns in parallel, then over blocks in order, so the
+    // result does not depend on how rayon schedules the work (reproducible training).
+    let n_blocks = n.div_ceil(GRAD_COLUMN_BLOCK);
+    let partials: Vec<(Vec<f64>, f64)> = (0..n_blocks)
+        .into_par_iter()
+        .map(|b| {
+            let mut acc = vec![0.0; p];
+            let mut g = vec![0.0; p];
+            let mut trace_w = 0.0;
+            for j in b * GRAD_COLUMN_BLOCK..((b + 1) * GRAD_COLUMN_BLOCK).min(n) {
+                let xj = &xs[j * d..(j + 1) * d];
+                let aj = alpha[j];
+                let col = kinv.col_as_slice(j);
+                let wjj = aj * aj - col[j];
+                trace_w += wjj;
+                kernel.eval_with_grad(xj, xj, &mut g);
+                for (a, gq) in acc.iter_mut().zip(&g) {
+                    *a += wjj * gq;
+                }
+                for i in j + 1..n {
+                    let w = 2.0 * (alpha[i] * aj - col[i]);
+                    kernel.eval_with_grad(&xs[i * d..(i + 1) * d], xj, &mut g);
+                    for (a, gq) in acc.iter_mut().zip(&g) {
+                        *a += w * gq;
+                    }
+                }
+            }
+            (acc, trace_w)
+        })
+        .collect();
+    let mut sums = vec![0.0; p];
+    let mut trace_w = 0.0;
+    for (acc, t) in &partials {
+        for (s, a) in sums.iter_mut().zip(acc) {
+            *s += a;
+        }
+        trace_w += t;
+    }
+    for s in &mut sums {
+        *s *= 0.5;
+    }
+    // ∂(σ²I)/∂ log σ² = σ² I.
+    sums.push(0.5 * noise_variance * trace_w);
+    sums
+}
+
+/// The negative log marginal likelihood as a function of all log hyperparameters (kernel
+/// first, `log σ²` last): the objective of training.
+pub(crate) struct NegLmlObjective<K> {
+    /// A kernel of the right type; its hyperparameters are overwritten at each evaluation.
+    pub kernel: K,
+    /// Training points, row major.
+    pub xs: Vec<f64>,
+    /// Input dimension.
+    pub d: usize,
+    /// Centred targets.
+    pub yc: Col<f64>,
+    /// Jitter ladder for the factorization.
+    pub ladder: JitterLadder,
+    /// Buffers reused across evaluations.
+    pub workspace: Workspace,
+}
+
+impl<K: Kernel> NegLmlObjective<K> {
+    /// `(−log p(y), −∇ log p(y))` at the log hyperparameters `params`.
+    pub fn eval(&mut self, params: &[f64]) -> Result<(f64, Vec<f64>)> {
+        let (noise_variance, kernel_params) =
+            crate::exact::model::split_log_params(&self.kernel, params)?;
+        self.kernel.set_log_params(kernel_params)?;
+        let f = factorize(
+            &mut self.workspace,
+            &self.kernel,
+            &self.xs,
+            self.d,
+            self.yc.as_ref(),
+            noise_variance,
+            &self.ladder,
+        )?;
+        let lml = log_marginal_likelihood(&f, self.yc.as_ref());
+        let grad = log_marginal_likelihood_grad(
+            &mut self.workspace,
+            &self.kernel,
+            &self.xs,
+            self.d,
+            &f,
+            noise_variance,
+        );
+        Ok((-lml, grad.into_iter().map(|g| -g).collect()))
+    }
+}

@@ -1,0 +1,24 @@
+//! Options of [`ExactGp::fit_with_options`](crate::ExactGp::fit_with_options).
+
+use gp_linalg::JitterLadder;
+
+/// How an [`ExactGp`](crate::ExactGp) is fitted.
+///
+/// ```
+/// use gp_models::FitOptions;
+///
+/// let opts = FitOptions { constant_mean: true, ..FitOptions::default() };
+/// assert!(opts.constant_mean);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FitOptions {
+    /// Use a constant prior mean equal to the sample mean of the targets (default `false`:
+    /// zero prior mean). The constant is fixed at fit time: it is not a hyperparameter and
+    /// does not enter the gradient; the model is fitted to the centred targets `y − ȳ` and
+    /// `ȳ` is added back to predicted means.
+    pub constant_mean: bool,
+    /// The jitter ladder of the Cholesky factorization of `K + σ²I`; the jitter actually
+    /// used is reported by [`ExactGp::jitter`](crate::ExactGp::jitter). Default:
+    /// [`JitterLadder::default`].
+    pub jitter: JitterLadder,
+}

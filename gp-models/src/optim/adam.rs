@@ -1,0 +1,176 @@
+//! Adam (Kingma & Ba, 2015), for objectives whose gradients are stochastic estimates.
+//!
+//! ```text
+//! m ← β₁ m + (1 − β₁) g,   v ← β₂ v + (1 − β₂) g²,
+//! x ← x − η m̂ / (√v̂ + ε),  m̂ = m / (1 − β₁ᵗ),  v̂ = v / (1 − β₂ᵗ).
+//! ```
+//!
+//! A failed evaluation (error or non-finite value) at a new point halves the step back
+//! towards the previous point, up to [`AdamOptions::max_retries`] times in a row.
+
+use crate::error::{ModelError, Result};
+use crate::optim::evaluator::Evaluator;
+use crate::optim::result::{inf_norm, ConvergenceReason, OptimResult, TrajectoryPoint};
+
+/// Options of [`adam`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AdamOptions {
+    /// Step size `η` (default `0.01`; in log-hyperparameter space `0.05`–`0.1` is common
+    /// for GP training).
+    pub learning_rate: f64,
+    /// Decay of the first-moment estimate `β₁` (default `0.9`).
+    pub beta1: f64,
+    /// Decay of the second-moment estimate `β₂` (default `0.999`).
+    pub beta2: f64,
+    /// `ε` in the denominator (default `1e-8`).
+    pub eps: f64,
+    /// Number of updates (default 1000).
+    pub iterations: usize,
+    /// Stop early when the largest absolute gradient component is at most this; 0 (the
+    /// default) disables the test, as suits stochastic gradients.
+    pub gradient_tolerance: f64,
+    /// How many times in a row a failed evaluation may halve the step before the run
+    /// gives up with an error (default 30).
+    pub max_retries: usize,
+}
+
+impl Default for AdamOptions {
+    fn default() -> Self {
+        Self {
+            learning_rate: 0.01,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            iterations: 1000,
+            gradient_tolerance: 0.0,
+            max_retries: 30,
+        }
+    }
+}
+
+impl AdamOptions {
+    fn validate(&self) -> Result<()> {
+        let bad = |name, reason: &str| {
+            Err(ModelError::InvalidOption {
+                name,
+                reason: reason.to_string(),
+            })
+        };
+        if !(self.learning_rate > 0.0 && self.learning_rate.is_finite()) {
+            return bad("AdamOptions::learning_rate", "must be finite and positive");
+        }
+        if !(0.0..1.0).contains(&self.beta1) {
+            return bad("AdamOptions::beta1", "must lie in [0, 1)");
+        }
+        if !(0.0..1.0).contains(&self.beta2) {
+            return bad("AdamOptions::beta2", "must lie in [0, 1)");
+        }
+        if !(self.eps > 0.0 && self.eps.is_finite()) {
+            return bad("AdamOptions::eps", "must be finite and positive");
+        }
+        if self.gradient_tolerance.is_nan() || self.gradient_tolerance < 0.0 {
+            return bad("AdamOptions::gradient_tolerance", "must be non-negative");
+        }
+        Ok(())
+    }
+}
+
+/// Minimizes `objective` from `x0` by Adam.
+///
+/// Returns the last iterate (not the best one seen: with stochastic objectives the values
+/// along the trajectory are noisy; the trajectory is in the result). Errors: invalid
+/// options, a failed start (the objective's own error or [`ModelError::Optimizer`]), a
+/// gradient of the wrong length, or more than `max_retries` failures in a row.
+///
+/// ```
+/// use gp_models::optim::{adam, AdamOptions};
+///
+/// let opts = AdamOptions { learning_rate: 0.1, iterations: 500, ..AdamOptions::default() };
+/// let res = adam(|x: &[f64]| Ok(((x[0] - 3.0).powi(2), vec![2.0 * (x[0] - 3.0)])), &[0.0], &opts)?;
+/// assert!((res.x[0] - 3.0).abs() < 1e-2);
+/// # Ok::<(), gp_models::ModelError>(())
+/// ```
+pub fn adam<F>(objective: F, x0: &[f64], options: &AdamOptions) -> Result<OptimResult>
+where
+    F: FnMut(&[f64]) -> Result<(f64, Vec<f64>)>,
+{
+    options.validate()?;
+    let dim = x0.len();
+    let mut eval = Evaluator::new(objective, dim);
+    let (mut f, mut g) = eval.eval_start(x0)?;
+    let mut x = x0.to_vec();
+    let mut m = vec![0.0; dim];
+    let mut v = vec![0.0; dim];
+    let mut trajectory = vec![TrajectoryPoint {
+        iteration: 0,
+        f,
+        x: x.clone(),
+        grad_norm: inf_norm(&g),
+        evaluations: eval.evaluations,
+    }];
+    let mut reason = ConvergenceReason::MaxIterations;
+    let mut iterations = 0;
+    for t in 1..=options.iterations {
+        if options.gradient_tolerance > 0.0 && inf_norm(&g) <= options.gradient_tolerance {
+            reason = ConvergenceReason::GradientTolerance;
+            break;
+        }
+        let c1 = 1.0 - options.beta1.powi(t.min(i32::MAX as usize) as i32);
+        let c2 = 1.0 - options.beta2.powi(t.min(i32::MAX as usize) as i32);
+        let mut step = vec![0.0; dim];
+        for i in 0..dim {
+            m[i] = options.beta1 * m[i] + (1.0 - options.beta1) * g[i];
+            v[i] = options.beta2 * v[i] + (1.0 - options.beta2) * g[i] * g[i];
+            let m_hat = m[i] / c1;
+            let v_hat = v[i] / c2;
+            step[i] = -options.learning_rate * m_hat / (v_hat.sqrt() + options.eps);
+        }
+        let mut retries = 0;
+        let (x_new, f_new, g_new) = loop {
+            let candidate: Vec<f64> = x.iter().zip(&step).map(|(a, b)| a + b).collect();
+            if let Some((fc, gc)) = eval.eval(&candidate)? {
+                break (candidate, fc, gc);
+            }
+            retries += 1;
+            if retries > options.max_retries {
+                return Err(ModelError::Optimizer {
+                    reason: format!(
+                        "Adam: the objective failed {retries} times in a row at iteration {t} \
+                         (last error: {})",
+                        eval.last_error
+                            .as_ref()
+                            .map_or("non-finite value".to_string(), |e| e.to_string())
+                    ),
+                });
+            }
+            for s in &mut step {
+                *s *= 0.5;
+            }
+        };
+        x = x_new;
+        f = f_new;
+        g = g_new;
+        iterations = t;
+        trajectory.push(TrajectoryPoint {
+            iteration: t,
+            f,
+            x: x.clone(),
+            grad_norm: inf_norm(&g),
+            evaluations: eval.evaluations,
+        });
+    }
+    if options.gradient_tolerance > 0.0 && inf_norm(&g) <= options.gradient_tolerance {
+        reason = ConvergenceReason::GradientTolerance;
+    }
+    Ok(OptimResult {
+        grad_norm: inf_norm(&g),
+        x,
+        f,
+        grad: g,
+        iterations,
+        evaluations: eval.evaluations,
+        failed_evaluations: eval.failed,
+        reason,
+        trajectory,
+    })
+}

@@ -1,0 +1,82 @@
+//! Input checks for the models: shapes, emptiness, finiteness and the noise variance.
+
+use faer::{ColRef, MatRef};
+use gp_kernels::{Kernel, KernelError};
+use gp_linalg::validate::{check_finite_col, check_finite_mat};
+
+use crate::error::{ModelError, Result};
+
+/// Checks training data for an exact GP: at least one point with at least one coordinate,
+/// as many targets as points, the kernel's input dimension equal to the number of columns,
+/// finite points and targets, finite kernel hyperparameters and a finite positive noise.
+pub(crate) fn check_training_data<K: Kernel + ?Sized>(
+    kernel: &K,
+    x: MatRef<'_, f64>,
+    y: ColRef<'_, f64>,
+    noise_variance: f64,
+) -> Result<()> {
+    let (n, d) = (x.nrows(), x.ncols());
+    if n == 0 || d == 0 {
+        return Err(ModelError::EmptyData {
+            context: "fitting an exact GP",
+            n,
+            d,
+        });
+    }
+    if y.nrows() != n {
+        return Err(ModelError::LengthMismatch {
+            context: "training targets (one per row of X)",
+            expected: n,
+            found: y.nrows(),
+        });
+    }
+    if kernel.input_dim() != d {
+        return Err(ModelError::KernelDim {
+            kernel_dim: kernel.input_dim(),
+            data_dim: d,
+        });
+    }
+    check_finite_mat(x, "the training points X").map_err(ModelError::from_finite_check)?;
+    check_finite_col(y, "the training targets y").map_err(ModelError::from_finite_check)?;
+    check_noise(noise_variance)?;
+    check_kernel_params(kernel)
+}
+
+/// The noise variance must be finite and strictly positive.
+pub(crate) fn check_noise(noise_variance: f64) -> Result<()> {
+    if noise_variance > 0.0 && noise_variance.is_finite() {
+        Ok(())
+    } else {
+        Err(ModelError::InvalidNoise {
+            value: noise_variance,
+        })
+    }
+}
+
+/// Every log hyperparameter of the kernel must be finite (a deserialized kernel is not
+/// validated by its constructor, so a negative length scale would show up here as NaN).
+pub(crate) fn check_kernel_params<K: Kernel + ?Sized>(kernel: &K) -> Result<()> {
+    let names = kernel.param_names();
+    for (name, value) in names.into_iter().zip(kernel.log_params()) {
+        if !value.is_finite() {
+            return Err(KernelError::InvalidHyperparameter {
+                name,
+                value,
+                reason: "the kernel's log hyperparameters must be finite (natural values finite and > 0)",
+            }
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// Checks a test matrix: `d` columns and finite entries.
+pub(crate) fn check_test_points(x_test: MatRef<'_, f64>, d: usize) -> Result<()> {
+    if x_test.ncols() != d {
+        return Err(ModelError::TestDim {
+            expected: d,
+            found: x_test.ncols(),
+        });
+    }
+    check_finite_mat(x_test, "the test points").map_err(ModelError::from_finite_check)
+}
