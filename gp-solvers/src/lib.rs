@@ -1,21 +1,82 @@
 //! # gp-solvers
 //!
-//! Iterative solvers for Gaussian-process linear algebra: batched preconditioned conjugate
-//! gradients with Lanczos coefficients, Lanczos with full re-orthogonalization, stochastic
-//! Lanczos quadrature and trace estimation, the pivoted-Cholesky preconditioner, factorized
-//! CG and Lanczos for interpolated systems, the probabilistic linear solver and randomized
-//! truncation. The solvers know operators only (never kernels or grids).
+//! Iterative solvers for Gaussian-process linear algebra. The solvers know
+//! [`LinearOperator`]s only (never kernels or grids).
 //!
-//! **Status:** scaffolding. The solvers land with the gp-solvers issue; until then this crate
-//! only re-exports the operator trait the solvers work on.
+//! * [`cg`](mod@cg): batched preconditioned conjugate gradients (GPyTorch-style mBCG): every
+//!   right-hand side converges on its own and is frozen once it stops, with a relative
+//!   tolerance, minimum and maximum iteration counts, optional full re-orthogonalization
+//!   and typed breakdown statuses. [`CgSolver`] is the step interface (read each step's
+//!   increment `Δ_j`, direction `d` and `A d`; stop whenever you like); [`cg()`](cg()) runs it to
+//!   the end. The result records the residual histories, the `α`/`β` coefficients, the
+//!   Lanczos tridiagonals and, on request, the search directions and their products.
+//! * [`lanczos`](mod@lanczos): Lanczos with full re-orthogonalization (`Q`, `T`).
+//! * [`tridiagonal`]: [`SymTridiagonal`], its eigen-decomposition and Gauss quadrature
+//!   `e₁ᵀ f(T) e₁`; the tridiagonal implied by CG coefficients.
+//! * [`slq`] and [`trace`]: stochastic Lanczos quadrature for `log det A` (with
+//!   preconditioning: `log det P + SLQ(P^{-1/2} A P^{-1/2})`) and Hutchinson estimators,
+//!   from [`Probes`] drawn from a seed ([`probes`]).
+//! * [`probe_solve`]: [`solve_with_probes`], one batched CG call on `[y | z₁..z_t]` that
+//!   returns the solves, the per-probe tridiagonals, the SLQ log-determinant and the traces
+//!   `tr(A⁻¹ ∂A)` — what an iterative exact GP needs per likelihood evaluation.
+//! * [`precond`]: the [`Preconditioner`] trait (`P⁻¹`, `log det P`, samples of `N(0, P)`),
+//!   pivoted Cholesky from a [`ColumnAccess`] matrix and the preconditioner `L Lᵀ + σ²I`.
 //!
 //! ```
 //! use faer::Mat;
-//! use gp_solvers::LinearOperator;
+//! use gp_linalg::DenseOperator;
+//! use gp_solvers::{solve_with_probes, CgOptions, ProbeOptions, Probes, SlqScaling};
 //!
-//! let a = gp_linalg::DenseOperator::new(Mat::<f64>::identity(2, 2));
-//! assert_eq!(a.nrows(), 2);
+//! // A small SPD system: K + σ²I for a smooth kernel matrix.
+//! let n = 30;
+//! let k = Mat::from_fn(n, n, |i, j| {
+//!     let d = (i as f64 - j as f64) / 5.0;
+//!     (-0.5 * d * d).exp() + if i == j { 0.1 } else { 0.0 }
+//! });
+//! let a = DenseOperator::new(k.clone());
+//! let y = Mat::from_fn(n, 1, |i, _| (i as f64 / 3.0).sin());
+//! let probes = Probes::generate(n, None, &ProbeOptions { count: 20, seed: 7, ..Default::default() })?;
+//! let opts = CgOptions { tolerance: 1e-10, ..Default::default() };
+//! let out = solve_with_probes(&a, y.as_ref(), None, probes, &opts)?;
+//!
+//! // The target solve is accurate, and the SLQ log-determinant is close to the exact one.
+//! assert!((&k * out.target_solutions() - &y).norm_max() < 1e-8);
+//! let exact = gp_linalg::Cholesky::new(k.as_ref())?.log_det();
+//! let est = out.log_det(SlqScaling::ProbeNorm)?;
+//! assert!((est.value - exact).abs() < 4.0 * est.std_error + 1e-6);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![warn(missing_docs)]
 
+pub mod cg;
+pub mod error;
+pub mod estimate;
+pub mod lanczos;
+pub mod precond;
+pub mod probe_solve;
+pub mod probes;
+pub mod slq;
+pub mod trace;
+pub mod tridiagonal;
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
+pub use cg::{
+    cg, Breakdown, CgColumn, CgOptions, CgResult, CgSolver, CgStep, ColumnStatus, Directions,
+};
+pub use error::{Result, SolverError};
+pub use estimate::Estimate;
 pub use gp_linalg::LinearOperator;
+pub use lanczos::{lanczos, Lanczos, LanczosOptions, LanczosStatus};
+pub use precond::pivoted_cholesky::{
+    pivoted_cholesky_preconditioner, ColumnAccess, PivotedCholesky, PivotedCholeskyOptions,
+};
+pub use precond::{IdentityPreconditioner, Preconditioner};
+pub use probe_solve::{solve_with_probes, ProbeSolve};
+pub use probes::{ProbeDistribution, ProbeOptions, Probes};
+pub use slq::{slq_log_det, slq_log_det_from_cg, SlqScaling};
+pub use trace::{hutchinson_from_products, hutchinson_inverse_trace, hutchinson_trace};
+pub use tridiagonal::SymTridiagonal;

@@ -1,0 +1,461 @@
+//! The step-by-step conjugate-gradient solver (GPyTorch-style mBCG).
+
+use faer::{Mat, MatRef};
+use gp_linalg::LinearOperator;
+
+use super::kernels::{axpy, dot, norm2};
+use super::options::CgOptions;
+use super::reorth::ReorthBasis;
+use super::result::{CgColumn, CgResult, Directions};
+use super::status::{Breakdown, ColumnStatus};
+use crate::error::{check_shape, Result, SolverError};
+use crate::precond::Preconditioner;
+
+/// What one call of [`CgSolver::step`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CgStep {
+    /// The iteration just completed (1-based: the first step returns 1).
+    pub iteration: usize,
+    /// The columns that took a step (their increment is non-zero unless a breakdown was
+    /// detected on the curvature, in which case they are also in
+    /// [`stopped`](Self::stopped)).
+    pub advanced: Vec<usize>,
+    /// The columns that stopped during this step (converged, reached the iteration cap or
+    /// broke down).
+    pub stopped: Vec<usize>,
+}
+
+/// Preconditioned conjugate gradients on an SPD operator for several right-hand sides at
+/// once, one step at a time.
+///
+/// Each column runs its own CG (its own `α`, `β`, tolerance test) and is frozen once it
+/// stops; the operator is applied to the block of active columns in one
+/// [`matmat`](LinearOperator::matmat) per step. From `x₀ = 0`, step `j` of column `c` is
+///
+/// ```text
+/// v = A d;  α_j = rᵀs / dᵀv;  Δ_j = α_j d;  x += Δ_j;  r −= α_j v;
+/// s = P⁻¹ r  [re-orthogonalized];  β_j = r_newᵀs_new / rᵀs;  d = s + β_j d
+/// ```
+///
+/// so `A⁻¹b = Σ_j Δ_j` (the series that randomized truncation re-weights). After each
+/// [`step`](Self::step) the state exposes the increment [`increment`](Self::increment) (zero
+/// in frozen columns), the direction used and its product with `A`
+/// ([`direction`](Self::direction), [`operator_direction`](Self::operator_direction)), the
+/// iterate, the residual, and the per-column record (`α`, `β`, residual history, status).
+///
+/// ```
+/// use faer::Mat;
+/// use gp_linalg::DenseOperator;
+/// use gp_solvers::{CgOptions, CgSolver};
+///
+/// let a = DenseOperator::new(Mat::from_fn(4, 4, |i, j| if i == j { 4.0 } else { 1.0 }));
+/// let b = Mat::from_fn(4, 2, |i, j| (i + j) as f64);
+/// let opts = CgOptions { tolerance: 0.0, ..Default::default() };
+/// let mut solver = CgSolver::new(&a, b.as_ref(), None, &opts)?;
+/// // A "random" truncation: stop after two steps, summing the increments by hand.
+/// let mut sum = Mat::<f64>::zeros(4, 2);
+/// for _ in 0..2 {
+///     if solver.step()?.is_none() { break; }
+///     sum += solver.increment();
+/// }
+/// assert!((&sum - solver.solution()).norm_max() < 1e-15);
+/// # Ok::<(), gp_solvers::SolverError>(())
+/// ```
+pub struct CgSolver<'a> {
+    op: &'a dyn LinearOperator,
+    precond: Option<&'a dyn Preconditioner>,
+    options: CgOptions,
+    n: usize,
+    x: Mat<f64>,
+    r: Mat<f64>,
+    s: Mat<f64>,
+    d: Mat<f64>,
+    ad: Mat<f64>,
+    delta: Mat<f64>,
+    /// Direction used by the last step (a copy, since `d` is updated in place).
+    last_d: Mat<f64>,
+    rz: Vec<f64>,
+    columns: Vec<CgColumn>,
+    bases: Vec<ReorthBasis>,
+    iteration: usize,
+}
+
+impl std::fmt::Debug for CgSolver<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CgSolver")
+            .field("n", &self.n)
+            .field("columns", &self.columns.len())
+            .field("iteration", &self.iteration)
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl<'a> CgSolver<'a> {
+    /// Sets up CG on `A X = B` from `X₀ = 0` with an optional preconditioner (`None` means
+    /// `P = I`).
+    ///
+    /// Errors with [`SolverError::InvalidOptions`] (see [`CgOptions::validate`]),
+    /// [`SolverError::ShapeMismatch`] if `A` is not square, `B` does not have `n` rows or
+    /// `P` is not of order `n`, a [`LinalgError::NonFinite`](gp_linalg::LinalgError::NonFinite)
+    /// if `B` holds NaN or infinity, and [`SolverError::PreconditionerNotSpd`] if
+    /// `bᵀP⁻¹b` is not positive and finite for a non-zero column `b`.
+    pub fn new(
+        op: &'a dyn LinearOperator,
+        rhs: MatRef<'_, f64>,
+        precond: Option<&'a dyn Preconditioner>,
+        options: &CgOptions,
+    ) -> Result<Self> {
+        options.validate()?;
+        let n = op.nrows();
+        check_shape(
+            op.shape(),
+            (n, n),
+            "CgSolver::new (the operator must be square)",
+        )?;
+        check_shape(
+            (rhs.nrows(), rhs.ncols()),
+            (n, rhs.ncols()),
+            "CgSolver::new (right-hand sides)",
+        )?;
+        if let Some(p) = precond {
+            check_shape((p.dim(), p.dim()), (n, n), "CgSolver::new (preconditioner)")?;
+        }
+        gp_linalg::validate::check_finite_mat(rhs, "the right-hand sides")?;
+        let m = rhs.ncols();
+        let r = rhs.to_owned();
+        let s = match precond {
+            Some(p) => p.solve_block(r.as_ref())?,
+            None => r.clone(),
+        };
+        let mut rz = Vec::with_capacity(m);
+        let mut columns = Vec::with_capacity(m);
+        let mut bases = Vec::new();
+        for c in 0..m {
+            let rc = r.col_as_slice(c);
+            let sc = s.col_as_slice(c);
+            let bnorm = norm2(rc);
+            let z = dot(rc, sc);
+            let zero = bnorm == 0.0;
+            let spd = z.is_finite() && z > 0.0;
+            if !zero && !spd {
+                return Err(SolverError::PreconditionerNotSpd {
+                    reason: format!("bᵀP⁻¹b = {z} for right-hand side {c}"),
+                });
+            }
+            rz.push(z);
+            let status = if zero {
+                ColumnStatus::Converged
+            } else if options.max_iterations == 0 {
+                ColumnStatus::MaxIterations
+            } else {
+                ColumnStatus::Running
+            };
+            columns.push(CgColumn {
+                status,
+                iterations: 0,
+                rhs_norm: bnorm,
+                rhs_precond_norm_sq: if zero { 0.0 } else { z },
+                residual_norms: vec![if zero { 0.0 } else { 1.0 }],
+                alphas: Vec::new(),
+                betas: Vec::new(),
+                directions: options.record_directions.then(|| Directions::new(n)),
+            });
+            if options.reorthogonalize {
+                let mut basis = ReorthBasis::new(n);
+                if !zero {
+                    basis.push(rc, sc, z);
+                }
+                bases.push(basis);
+            }
+        }
+        Ok(Self {
+            op,
+            precond,
+            options: *options,
+            n,
+            d: s.clone(),
+            x: Mat::zeros(n, m),
+            r,
+            s,
+            ad: Mat::zeros(n, m),
+            delta: Mat::zeros(n, m),
+            last_d: Mat::zeros(n, m),
+            rz,
+            columns,
+            bases,
+            iteration: 0,
+        })
+    }
+
+    /// Order `n` of the system.
+    pub fn dim(&self) -> usize {
+        self.n
+    }
+
+    /// Number of right-hand sides `m`.
+    pub fn ncols(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// The options the solver runs with.
+    pub fn options(&self) -> &CgOptions {
+        &self.options
+    }
+
+    /// Number of steps taken so far.
+    pub fn iteration(&self) -> usize {
+        self.iteration
+    }
+
+    /// Whether every column has stopped.
+    pub fn is_finished(&self) -> bool {
+        self.columns.iter().all(|c| !c.status.is_running())
+    }
+
+    /// The current iterate `X_j` (`n×m`).
+    pub fn solution(&self) -> MatRef<'_, f64> {
+        self.x.as_ref()
+    }
+
+    /// The current (recursively updated) residual `B − A X_j`.
+    pub fn residual(&self) -> MatRef<'_, f64> {
+        self.r.as_ref()
+    }
+
+    /// The preconditioned residual `P⁻¹ (B − A X_j)` (re-orthogonalized if requested).
+    pub fn preconditioned_residual(&self) -> MatRef<'_, f64> {
+        self.s.as_ref()
+    }
+
+    /// The increment `Δ_j = α_j d_{j−1}` of the last step (`X_j = X_{j−1} + Δ_j`); zero in
+    /// columns that did not advance. Zero before the first step.
+    pub fn increment(&self) -> MatRef<'_, f64> {
+        self.delta.as_ref()
+    }
+
+    /// The search direction `d_{j−1}` used by the last step (zero in columns that did not
+    /// advance).
+    pub fn direction(&self) -> MatRef<'_, f64> {
+        self.last_d.as_ref()
+    }
+
+    /// `A d_{j−1}` for the direction of the last step (zero in columns that did not
+    /// advance).
+    pub fn operator_direction(&self) -> MatRef<'_, f64> {
+        self.ad.as_ref()
+    }
+
+    /// The record of column `c` so far (status, `α`, `β`, residual history, ...), or
+    /// `None` if `c ≥ m`.
+    pub fn column(&self, c: usize) -> Option<&CgColumn> {
+        self.columns.get(c)
+    }
+
+    /// The records of all columns.
+    pub fn columns(&self) -> &[CgColumn] {
+        &self.columns
+    }
+
+    /// Takes one step in every running column. Returns `None` (and does nothing) once every
+    /// column has stopped.
+    ///
+    /// Errors only if the preconditioner rejects its input (a shape error, which cannot
+    /// happen for a preconditioner of the right order).
+    pub fn step(&mut self) -> Result<Option<CgStep>> {
+        let active: Vec<usize> = (0..self.ncols())
+            .filter(|&c| self.columns[c].status.is_running())
+            .collect();
+        if active.is_empty() {
+            return Ok(None);
+        }
+        let n = self.n;
+        let m = self.ncols();
+        // v = A d on the active block.
+        self.ad.fill(0.0);
+        self.delta.fill(0.0);
+        self.last_d.fill(0.0);
+        if active.len() == m {
+            self.op.matmat(self.d.as_ref(), self.ad.as_mut());
+        } else {
+            let block = Mat::from_fn(n, active.len(), |i, k| self.d[(i, active[k])]);
+            let mut out = Mat::<f64>::zeros(n, active.len());
+            self.op.matmat(block.as_ref(), out.as_mut());
+            for (k, &c) in active.iter().enumerate() {
+                self.ad
+                    .col_as_slice_mut(c)
+                    .copy_from_slice(out.col_as_slice(k));
+            }
+        }
+        let mut stopped = Vec::new();
+        let mut moved = Vec::with_capacity(active.len());
+        let mut step_alpha = vec![0.0; m];
+        for &c in &active {
+            let d = self.d.col_as_slice(c);
+            let ad = self.ad.col_as_slice(c);
+            let curvature = dot(d, ad);
+            let alpha = self.rz[c] / curvature;
+            let column = &mut self.columns[c];
+            if !curvature.is_finite() {
+                column.status = ColumnStatus::Breakdown(Breakdown::NonFinite);
+                stopped.push(c);
+                continue;
+            }
+            if curvature <= 0.0 {
+                column.status =
+                    ColumnStatus::Breakdown(Breakdown::NonPositiveCurvature { curvature });
+                stopped.push(c);
+                continue;
+            }
+            if !(alpha.is_finite() && alpha > 0.0) {
+                column.status = ColumnStatus::Breakdown(Breakdown::NonFinite);
+                stopped.push(c);
+                continue;
+            }
+            if let Some(dirs) = column.directions.as_mut() {
+                dirs.push(d, ad);
+            }
+            self.last_d.col_as_slice_mut(c).copy_from_slice(d);
+            let delta = self.delta.col_as_slice_mut(c);
+            for (di, dv) in delta.iter_mut().zip(d) {
+                *di = alpha * dv;
+            }
+            axpy(1.0, delta, self.x.col_as_slice_mut(c));
+            axpy(-alpha, ad, self.r.col_as_slice_mut(c));
+            step_alpha[c] = alpha;
+            moved.push(c);
+        }
+        // s = P⁻¹ r on the columns that moved.
+        if !moved.is_empty() {
+            match self.precond {
+                None => {
+                    for &c in &moved {
+                        let (r, s) = (self.r.col_as_slice(c), &mut self.s);
+                        s.col_as_slice_mut(c).copy_from_slice(r);
+                    }
+                }
+                Some(p) => {
+                    let block = Mat::from_fn(n, moved.len(), |i, k| self.r[(i, moved[k])]);
+                    let out = p.solve_block(block.as_ref())?;
+                    for (k, &c) in moved.iter().enumerate() {
+                        self.s
+                            .col_as_slice_mut(c)
+                            .copy_from_slice(out.col_as_slice(k));
+                    }
+                }
+            }
+        }
+        let next = self.iteration + 1;
+        for &c in &moved {
+            if let Some(basis) = self.bases.get(c) {
+                let r = self.r.col_as_slice_mut(c);
+                let s = self.s.col_as_slice_mut(c);
+                basis.orthogonalize(r, s);
+            }
+            let r = self.r.col_as_slice(c);
+            let s = self.s.col_as_slice(c);
+            let rz_new = dot(r, s);
+            let rnorm = norm2(r);
+            let column = &mut self.columns[c];
+            column.alphas.push(step_alpha[c]);
+            column.iterations += 1;
+            if !(rz_new.is_finite() && rnorm.is_finite()) {
+                column.status = ColumnStatus::Breakdown(Breakdown::NonFinite);
+                stopped.push(c);
+                continue;
+            }
+            let rel = rnorm / column.rhs_norm;
+            column.residual_norms.push(rel);
+            let beta = rz_new / self.rz[c];
+            column.betas.push(beta);
+            if rz_new < 0.0 {
+                column.status =
+                    ColumnStatus::Breakdown(Breakdown::IndefinitePreconditioner { value: rz_new });
+                stopped.push(c);
+                continue;
+            }
+            self.rz[c] = rz_new;
+            let exact = rnorm == 0.0 || rz_new == 0.0;
+            if exact || (next >= self.options.min_iterations && rel <= self.options.tolerance) {
+                column.status = ColumnStatus::Converged;
+                stopped.push(c);
+                continue;
+            }
+            if next >= self.options.max_iterations {
+                column.status = ColumnStatus::MaxIterations;
+                stopped.push(c);
+                continue;
+            }
+            if let Some(basis) = self.bases.get_mut(c) {
+                basis.push(r, s, rz_new);
+            }
+            let d = self.d.col_as_slice_mut(c);
+            for (di, si) in d.iter_mut().zip(s) {
+                *di = si + beta * *di;
+            }
+        }
+        self.iteration = next;
+        stopped.sort_unstable();
+        Ok(Some(CgStep {
+            iteration: next,
+            advanced: active,
+            stopped,
+        }))
+    }
+
+    /// Takes up to `steps` steps (fewer if every column stops first); returns the number
+    /// taken.
+    pub fn run_steps(&mut self, steps: usize) -> Result<usize> {
+        let mut taken = 0;
+        while taken < steps {
+            if self.step()?.is_none() {
+                break;
+            }
+            taken += 1;
+        }
+        Ok(taken)
+    }
+
+    /// Steps until every column has stopped.
+    pub fn run(&mut self) -> Result<()> {
+        while self.step()?.is_some() {}
+        Ok(())
+    }
+
+    /// The outcome so far. Columns that are still running keep
+    /// [`ColumnStatus::Running`].
+    pub fn into_result(self) -> CgResult {
+        CgResult {
+            solution: self.x,
+            columns: self.columns,
+            iterations: self.iteration,
+        }
+    }
+}
+
+/// Solves `A X = B` by batched preconditioned CG (every column to its own tolerance);
+/// `CgSolver::new(..)?.run()` and [`CgSolver::into_result`].
+///
+/// ```
+/// use faer::Mat;
+/// use gp_linalg::DenseOperator;
+/// use gp_solvers::{cg, CgOptions};
+///
+/// let a = Mat::from_fn(3, 3, |i, j| if i == j { 3.0 } else { 1.0 });
+/// let b = Mat::from_fn(3, 1, |i, _| i as f64 + 1.0);
+/// let res = cg(&DenseOperator::new(a.clone()), b.as_ref(), None, &CgOptions::default())?;
+/// assert!(res.all_converged());
+/// assert!((&a * &res.solution - &b).norm_max() < 1e-5);
+/// assert_eq!(res.columns[0].tridiagonal()?.dim(), res.columns[0].iterations);
+/// # Ok::<(), gp_solvers::SolverError>(())
+/// ```
+pub fn cg(
+    op: &dyn LinearOperator,
+    rhs: MatRef<'_, f64>,
+    precond: Option<&dyn Preconditioner>,
+    options: &CgOptions,
+) -> Result<CgResult> {
+    let mut solver = CgSolver::new(op, rhs, precond, options)?;
+    solver.run()?;
+    Ok(solver.into_result())
+}
