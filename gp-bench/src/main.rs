@@ -1,10 +1,17 @@
-//! The `gp-bench` command line: `demo` (the README's main job) and `bench <name>` scaling
-//! tables. Run `gp-bench --help`.
+//! The `gp-bench` command line: `reproduce <paper>|all` (the README's main job), `datasets`,
+//! `demo` and `bench <name>` scaling tables. Run `gp-bench --help`.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use gp_bench::data::discovery::find_workspace_root;
+use gp_bench::data::{listing, resolve_data_dir, DataDir, DATA_DIR_ENV};
 use gp_bench::demo::{self, DemoOptions};
+use gp_bench::experiment::RunSize;
+use gp_bench::papers::{self, Paper};
+use gp_bench::reproduce::{estimate_seconds, run_papers, ReproduceOptions};
+use gp_bench::table::fmt_seconds;
 use gp_bench::tables;
 use gp_bench::BenchError;
 use gp_kernels::{Kernel, Matern, MaternNu, SquaredExponential};
@@ -13,7 +20,7 @@ use gp_kernels::{Kernel, Matern, MaternNu, SquaredExponential};
 #[command(
     name = "gp-bench",
     version,
-    about = "gpscale demos, scaling tables and reproductions"
+    about = "gpscale paper reproductions, data sets, demos and scaling tables"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -22,6 +29,34 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Reproduce a paper's experiments (or all papers') and write report.md, results.json
+    /// and SVG plots into <out>/<paper>/.
+    Reproduce {
+        /// Which paper, or `all`.
+        paper: PaperArg,
+        #[command(flatten)]
+        size: SizeArgs,
+        /// Data directory with the real CSV data sets (default: $GP_DATA_DIR, else
+        /// ../shared/datasets beside the workspace when present).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// Output root; each paper writes into <out>/<paper>/ (default
+        /// <workspace>/target/gp-bench).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Seed of every split, subsample, generator and restart.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Do not draw progress bars.
+        #[arg(long)]
+        no_progress: bool,
+    },
+    /// List every data set gp-bench knows: where it was found, its size, real or stand-in.
+    Datasets {
+        /// Data directory (default: $GP_DATA_DIR, else ../shared/datasets when present).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+    },
     /// Exact GP on data drawn from a known GP: learned vs true hyperparameters, test metrics.
     Demo {
         /// Training points.
@@ -51,6 +86,48 @@ enum Command {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum PaperArg {
+    /// Every paper, plus a top-level README linking the reports.
+    All,
+    /// GSGP: faster kernel interpolation (Yadav, Sheldon & Musco).
+    Gsgp,
+    /// GP-GRIEF: grid-structured eigenfunctions (Evans & Nair).
+    Grief,
+    /// KMCG: conjugate gradients for kernel machines (Bartels & Hennig).
+    Kmcg,
+    /// IterNCGP: computation-aware non-conjugate GPs (Tatzel et al.).
+    Ncgp,
+    /// RR-CG / SS-RFF: randomized truncations (Potapczynski et al.).
+    Rtgps,
+}
+
+#[derive(Args)]
+#[group(multiple = false)]
+struct SizeArgs {
+    /// Small sizes: all registered experiments in under 3 minutes on 2 cores (default).
+    #[arg(long)]
+    quick: bool,
+    /// The papers' sizes (can take hours; an estimate is printed first).
+    #[arg(long)]
+    full: bool,
+    /// Tiny sizes that only prove the harness (seconds, even in a debug build).
+    #[arg(long)]
+    smoke: bool,
+}
+
+impl SizeArgs {
+    fn size(&self) -> RunSize {
+        if self.full {
+            RunSize::Full
+        } else if self.smoke {
+            RunSize::Smoke
+        } else {
+            RunSize::Quick
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum BenchName {
     /// Cholesky LML + gradient of the exact GP (default n = 1000,2000,4000; d = 8).
     ExactLml,
@@ -72,8 +149,101 @@ fn or_default(sizes: Vec<usize>, default: &[usize]) -> Vec<usize> {
     }
 }
 
-fn run(cli: Cli) -> Result<(), BenchError> {
+fn data_dir(explicit: Option<PathBuf>) -> Result<(DataDir, Option<PathBuf>), BenchError> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let root = find_workspace_root(&cwd);
+    let env = std::env::var_os(DATA_DIR_ENV);
+    let dir = resolve_data_dir(explicit.as_deref(), env.as_deref(), root.as_deref())?;
+    Ok((dir, root))
+}
+
+fn reproduce(
+    paper: PaperArg,
+    size: RunSize,
+    explicit_dir: Option<PathBuf>,
+    out: Option<PathBuf>,
+    seed: u64,
+    show_progress: bool,
+) -> Result<bool, BenchError> {
+    let (dir, root) = data_dir(explicit_dir)?;
+    let out_root = out.unwrap_or_else(|| {
+        root.unwrap_or_else(|| PathBuf::from("."))
+            .join("target")
+            .join("gp-bench")
+    });
+    let selected: Vec<Paper> = match paper {
+        PaperArg::All => papers::registry(),
+        PaperArg::Gsgp => vec![papers::find("gsgp")?],
+        PaperArg::Grief => vec![papers::find("grief")?],
+        PaperArg::Kmcg => vec![papers::find("kmcg")?],
+        PaperArg::Ncgp => vec![papers::find("ncgp")?],
+        PaperArg::Rtgps => vec![papers::find("rtgps")?],
+    };
+    let estimate = estimate_seconds(&selected, size);
+    println!(
+        "gp-bench reproduce --{size}: {} paper(s), {} experiment(s), seed {seed}, estimated {} on 2 cores",
+        selected.len(),
+        selected.iter().map(|p| p.experiments.len()).sum::<usize>(),
+        fmt_seconds(estimate)
+    );
+    println!("data directory: {}", dir.describe());
+    println!("output: {}\n", out_root.display());
+    let options = ReproduceOptions {
+        size,
+        seed,
+        data_dir: dir,
+        out_root: out_root.clone(),
+        show_progress,
+    };
+    let runs = run_papers(&selected, &options)?;
+    let mut ok = true;
+    for run in &runs {
+        println!("## {}\n", run.title);
+        if run.records.is_empty() {
+            println!("{}\n", run.pending);
+        }
+        for r in &run.records {
+            match &r.outcome {
+                Ok(o) => {
+                    for t in &o.tables {
+                        println!("### {} ({})\n\n{}", r.title, t.title, t.table);
+                    }
+                }
+                Err(e) => {
+                    ok = false;
+                    println!("### {}: FAILED: {e}\n", r.title);
+                }
+            }
+        }
+        println!(
+            "report: {} ({})\n",
+            run.out_dir.join("report.md").display(),
+            fmt_seconds(run.elapsed_seconds)
+        );
+    }
+    if runs.len() > 1 {
+        println!("index: {}", out_root.join("README.md").display());
+    }
+    Ok(ok)
+}
+
+fn run(cli: Cli) -> Result<bool, BenchError> {
     match cli.command {
+        Command::Reproduce {
+            paper,
+            size,
+            data_dir,
+            out,
+            seed,
+            no_progress,
+        } => reproduce(paper, size.size(), data_dir, out, seed, !no_progress),
+        Command::Datasets { data_dir: explicit } => {
+            let (dir, _) = data_dir(explicit)?;
+            println!("data directory: {}\n", dir.describe());
+            println!("## Real data sets\n\n{}", listing::known_datasets(&dir)?);
+            println!("## Synthetic generators\n\n{}", listing::generators());
+            Ok(true)
+        }
         Command::Demo {
             n_train,
             n_test,
@@ -91,6 +261,7 @@ fn run(cli: Cli) -> Result<(), BenchError> {
             );
             let report = demo::run(&options)?;
             println!("{}\n{}", report.hyperparameters, report.metrics);
+            Ok(true)
         }
         Command::Bench {
             name,
@@ -135,14 +306,18 @@ fn run(cli: Cli) -> Result<(), BenchError> {
                 "threads available: {}\n\n{table}",
                 std::thread::available_parallelism().map_or(1, |n| n.get())
             );
+            Ok(true)
         }
     }
-    Ok(())
 }
 
 fn main() -> ExitCode {
     match run(Cli::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("error: some experiments failed; see the reports");
+            ExitCode::FAILURE
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE

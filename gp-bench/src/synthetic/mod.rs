@@ -1,7 +1,22 @@
 //! Seeded synthetic data sets.
 //!
 //! Every generator takes a seed and uses `ChaCha8Rng`, a portable PRNG, so the same seed gives
-//! the same data on every machine.
+//! the same data on every machine. This module holds the generic ones (uniform inputs, exact
+//! GP prior draws by Cholesky, a smooth test function); the submodules hold the data sets the
+//! papers use:
+//!
+//! * [`sine`]: the GSGP synthetic sine data;
+//! * [`grid`]: exact prior draws on tensor grids by Kronecker eigendecomposition and the KMCG
+//!   grid data sets;
+//! * [`poisson`]: Poisson counts from a latent GP (IterNCGP §5.1);
+//! * [`mixture`]: the Gaussian-mixture multi-class data (IterNCGP §5.2);
+//! * [`reconstruction`]: the GP-GRIEF kernel-reconstruction inputs (uniform, d = 100).
+
+pub mod grid;
+pub mod mixture;
+pub mod poisson;
+pub mod reconstruction;
+pub mod sine;
 
 use faer::{Col, Mat, MatRef};
 use gp_kernels::Kernel;

@@ -1,0 +1,141 @@
+//! A numeric CSV loader: a header row, one data point per line, every cell a finite number.
+
+use std::fs::File;
+use std::path::Path;
+
+use faer::{Col, Mat};
+
+use super::{DataOrigin, Dataset};
+use crate::error::BenchError;
+
+/// Which column is the target.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum TargetColumn {
+    /// The last column (the layout of `../shared/datasets`).
+    #[default]
+    Last,
+    /// The column with this header name.
+    Name(String),
+}
+
+/// Options of [`load_csv`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CsvOptions {
+    /// The target column (default: the last).
+    pub target: TargetColumn,
+    /// The cell separator (default `b','`).
+    pub delimiter: Option<u8>,
+}
+
+/// The layout every loaded file must have, quoted in error messages.
+pub const EXPECTED_LAYOUT: &str = "a comma-separated file with one header row (`x1,...,xd,y`), \
+then one data point per line, every cell a finite number, the target in the last column or \
+in the column named by the experiment";
+
+/// Loads a numeric CSV file: the header names the columns; every other column than the
+/// target becomes an input, in file order. The data set is named after the file stem.
+///
+/// Errors: [`BenchError::MissingFile`] (the message names the path and the expected layout),
+/// [`BenchError::RaggedRow`], [`BenchError::NonNumeric`], [`BenchError::NonFinite`],
+/// [`BenchError::MissingColumn`], and [`BenchError::BadCsv`] for a file without a header,
+/// with fewer than two columns or without data rows.
+pub fn load_csv(path: &Path, options: &CsvOptions) -> Result<Dataset, BenchError> {
+    let file = File::open(path).map_err(|e| BenchError::MissingFile {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+        layout: EXPECTED_LAYOUT.to_string(),
+    })?;
+    let bad = |reason: String| BenchError::BadCsv {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(true)
+        .delimiter(options.delimiter.unwrap_or(b','))
+        .from_reader(file);
+    let headers: Vec<String> = reader
+        .headers()
+        .map_err(|e| bad(format!("cannot read the header row: {e}")))?
+        .iter()
+        .map(|h| h.trim().to_string())
+        .collect();
+    if headers.len() < 2 || headers.iter().all(String::is_empty) {
+        return Err(bad(format!(
+            "the header row has {} column(s); expected at least one input and the target ({EXPECTED_LAYOUT})",
+            headers.len()
+        )));
+    }
+    let target = match &options.target {
+        TargetColumn::Last => headers.len() - 1,
+        TargetColumn::Name(name) => {
+            headers
+                .iter()
+                .position(|h| h == name)
+                .ok_or_else(|| BenchError::MissingColumn {
+                    path: path.to_path_buf(),
+                    name: name.clone(),
+                    headers: headers.join(","),
+                })?
+        }
+    };
+    let ncols = headers.len();
+    let mut values: Vec<f64> = Vec::new();
+    let mut record = csv::StringRecord::new();
+    let mut line: u64 = 1;
+    loop {
+        let more = reader
+            .read_record(&mut record)
+            .map_err(|e| bad(format!("after line {line}: {e}")))?;
+        if !more {
+            break;
+        }
+        line = record.position().map_or(line + 1, |p| p.line());
+        if record.len() != ncols {
+            return Err(BenchError::RaggedRow {
+                path: path.to_path_buf(),
+                line,
+                expected: ncols,
+                found: record.len(),
+            });
+        }
+        for (j, cell) in record.iter().enumerate() {
+            let text = cell.trim();
+            let v: f64 = text.parse().map_err(|_| BenchError::NonNumeric {
+                path: path.to_path_buf(),
+                line,
+                column: headers[j].clone(),
+                value: text.to_string(),
+            })?;
+            if !v.is_finite() {
+                return Err(BenchError::NonFinite {
+                    path: path.to_path_buf(),
+                    line,
+                    column: headers[j].clone(),
+                    value: text.to_string(),
+                });
+            }
+            values.push(v);
+        }
+    }
+    let n = values.len() / ncols;
+    if n == 0 {
+        return Err(bad(format!(
+            "no data rows after the header ({EXPECTED_LAYOUT})"
+        )));
+    }
+    let inputs: Vec<usize> = (0..ncols).filter(|&j| j != target).collect();
+    let x = Mat::from_fn(n, inputs.len(), |i, k| values[i * ncols + inputs[k]]);
+    let y = Col::from_fn(n, |i| values[i * ncols + target]);
+    let name = path
+        .file_stem()
+        .map_or_else(|| "data".to_string(), |s| s.to_string_lossy().into_owned());
+    Ok(Dataset {
+        name,
+        x,
+        y,
+        feature_names: inputs.iter().map(|&j| headers[j].clone()).collect(),
+        target_name: headers[target].clone(),
+        origin: DataOrigin::File(path.to_path_buf()),
+    })
+}

@@ -1,0 +1,118 @@
+//! The experiment registry's building blocks: an [`Experiment`] has a name, the paper's
+//! reference numbers (in its tables), sizes for `--smoke`, `--quick` and `--full`, and a run
+//! function returning tables, raw JSON figures and curves for SVG plots.
+
+use std::fmt;
+
+use indicatif::ProgressBar;
+use serde_json::Value;
+
+use crate::data::DataDir;
+use crate::error::BenchError;
+use crate::table::Table;
+
+/// How large a run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunSize {
+    /// Tiny sizes that prove the harness end to end in seconds, even in a debug build.
+    Smoke,
+    /// Small sizes: every registered experiment together in under 3 minutes on 2 cores.
+    Quick,
+    /// The paper's sizes (hours are acceptable).
+    Full,
+}
+
+impl RunSize {
+    /// `smoke`, `quick` or `full`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Smoke => "smoke",
+            Self::Quick => "quick",
+            Self::Full => "full",
+        }
+    }
+}
+
+impl fmt::Display for RunSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What an experiment gets to run.
+#[derive(Debug)]
+pub struct RunContext<'a> {
+    /// The size of the run.
+    pub size: RunSize,
+    /// The seed of every random choice (splits, subsets, generators, restarts).
+    pub seed: u64,
+    /// Where real data sets are looked for.
+    pub data_dir: &'a DataDir,
+    /// The experiment's progress bar: set its length, advance it, and put the current size
+    /// in its message. Hidden in tests.
+    pub progress: &'a ProgressBar,
+}
+
+/// A table with a title, for the report.
+#[derive(Debug, Clone)]
+pub struct NamedTable {
+    /// Heading above the table.
+    pub title: String,
+    /// The table.
+    pub table: Table,
+}
+
+/// One named line of a curve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Legend entry.
+    pub name: String,
+    /// The points `(x, y)`.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A figure: one or more series against a common x axis, drawn as an SVG line plot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Curve {
+    /// File stem of the SVG (`<stem>.svg`), unique within a paper.
+    pub file_stem: String,
+    /// Caption.
+    pub title: String,
+    /// x-axis label.
+    pub x_label: String,
+    /// y-axis label.
+    pub y_label: String,
+    /// Logarithmic y axis (only used when every y is positive).
+    pub log_y: bool,
+    /// The lines.
+    pub series: Vec<Series>,
+}
+
+/// Everything an experiment produced.
+#[derive(Debug, Clone, Default)]
+pub struct ExperimentOutput {
+    /// Tables for the report, with the paper's number beside ours where it has one.
+    pub tables: Vec<NamedTable>,
+    /// Remarks for the report: stand-ins used, subsampling, deviations from the paper.
+    pub notes: Vec<String>,
+    /// Every raw figure, for `results.json`.
+    pub raw: Value,
+    /// Curves, each written as an SVG plot.
+    pub curves: Vec<Curve>,
+}
+
+/// One experiment of a paper.
+pub trait Experiment: Send + Sync {
+    /// Short identifier, unique within the paper (`uci-exact`).
+    fn name(&self) -> &'static str;
+    /// Heading in the report.
+    fn title(&self) -> &'static str;
+    /// What in the paper this reproduces (table, figure, section).
+    fn paper_reference(&self) -> &'static str;
+    /// The sizes used at `size`, in words.
+    fn describe_size(&self, size: RunSize) -> String;
+    /// A rough wall-time estimate in seconds on the 2-core reference machine.
+    fn estimate_seconds(&self, size: RunSize) -> f64;
+    /// Runs the experiment.
+    fn run(&self, ctx: &RunContext<'_>) -> Result<ExperimentOutput, BenchError>;
+}

@@ -1,0 +1,119 @@
+//! What a reproduction run records, before it is written as markdown and JSON.
+
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+use super::machine::MachineInfo;
+use crate::experiment::{Curve, ExperimentOutput, RunSize};
+
+/// One experiment's run.
+#[derive(Debug, Clone)]
+pub struct ExperimentRecord {
+    /// The experiment's identifier.
+    pub name: String,
+    /// Its heading.
+    pub title: String,
+    /// What in the paper it reproduces.
+    pub paper_reference: String,
+    /// The sizes used, in words.
+    pub size_description: String,
+    /// Wall time of the run in seconds.
+    pub elapsed_seconds: f64,
+    /// The output, or the error message of a failed run.
+    pub outcome: Result<ExperimentOutput, String>,
+    /// File names of the SVG plots written for it (relative to the paper's folder).
+    pub plots: Vec<String>,
+}
+
+/// One paper's run: what `report.md` and `results.json` are made of.
+#[derive(Debug, Clone)]
+pub struct PaperRun {
+    /// Short key (`grief`).
+    pub key: String,
+    /// The paper's title and venue.
+    pub title: String,
+    /// The implementation spec that lists the paper's experiments.
+    pub spec: String,
+    /// What is not implemented yet (empty when everything is).
+    pub pending: String,
+    /// The experiments run.
+    pub records: Vec<ExperimentRecord>,
+    /// Machine, threads, versions.
+    pub machine: MachineInfo,
+    /// Size of the run.
+    pub size: RunSize,
+    /// Seed of the run.
+    pub seed: u64,
+    /// Where real data was looked for.
+    pub data_dir: String,
+    /// The folder the report was written to.
+    pub out_dir: PathBuf,
+    /// Wall time of the whole paper in seconds.
+    pub elapsed_seconds: f64,
+}
+
+impl PaperRun {
+    /// Whether every experiment succeeded.
+    pub fn all_ok(&self) -> bool {
+        self.records.iter().all(|r| r.outcome.is_ok())
+    }
+
+    /// `results.json`: the run's settings, the machine, and every experiment's raw figures
+    /// and curves.
+    pub fn to_json(&self) -> Value {
+        let experiments: Vec<Value> = self
+            .records
+            .iter()
+            .map(|r| {
+                let mut v = json!({
+                    "name": r.name,
+                    "title": r.title,
+                    "paper_reference": r.paper_reference,
+                    "size": r.size_description,
+                    "elapsed_seconds": r.elapsed_seconds,
+                    "plots": r.plots,
+                });
+                match &r.outcome {
+                    Ok(out) => {
+                        v["status"] = json!("ok");
+                        v["raw"] = out.raw.clone();
+                        v["notes"] = json!(out.notes);
+                        v["curves"] = Value::Array(out.curves.iter().map(curve_json).collect());
+                    }
+                    Err(e) => {
+                        v["status"] = json!("failed");
+                        v["error"] = json!(e);
+                    }
+                }
+                v
+            })
+            .collect();
+        json!({
+            "paper": self.key,
+            "title": self.title,
+            "spec": self.spec,
+            "pending": self.pending,
+            "size": self.size.as_str(),
+            "seed": self.seed,
+            "data_dir": self.data_dir,
+            "elapsed_seconds": self.elapsed_seconds,
+            "machine": self.machine.to_json(),
+            "experiments": experiments,
+        })
+    }
+}
+
+fn curve_json(c: &Curve) -> Value {
+    json!({
+        "file_stem": c.file_stem,
+        "title": c.title,
+        "x_label": c.x_label,
+        "y_label": c.y_label,
+        "series": c.series.iter().map(|s| json!({
+            "name": s.name,
+            "x": s.points.iter().map(|p| p.0).collect::<Vec<_>>(),
+            "y": s.points.iter().map(|p| p.1).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
+}

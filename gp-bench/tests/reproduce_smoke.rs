@@ -1,0 +1,111 @@
+//! End to end: `gp-bench reproduce all --smoke` into a temporary folder writes, for every
+//! paper, `report.md` and a parsable `results.json`, at least one SVG plot, and a top-level
+//! README linking every report.
+
+use std::process::Command;
+
+use gp_bench::papers::PAPER_KEYS;
+
+#[test]
+fn reproduce_all_smoke_writes_every_report() {
+    let out = tempfile::tempdir().expect("temp dir");
+    let status = Command::new(env!("CARGO_BIN_EXE_gp-bench"))
+        .args(["reproduce", "all", "--smoke", "--no-progress", "--out"])
+        .arg(out.path())
+        .output()
+        .expect("runs gp-bench");
+    let stdout = String::from_utf8_lossy(&status.stdout);
+    let stderr = String::from_utf8_lossy(&status.stderr);
+    assert!(
+        status.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+
+    let readme = std::fs::read_to_string(out.path().join("README.md")).expect("index");
+    let mut svgs = 0;
+    for key in PAPER_KEYS {
+        assert!(
+            readme.contains(&format!("({key}/report.md)")),
+            "README does not link {key}:\n{readme}"
+        );
+        let dir = out.path().join(key);
+        let report = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
+        assert!(report.contains("## Run"), "{key}: {report}");
+        let json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("results.json")).expect("results.json"),
+        )
+        .expect("results.json parses");
+        assert_eq!(json["paper"], key);
+        assert_eq!(json["size"], "smoke");
+        for entry in std::fs::read_dir(&dir).expect("dir") {
+            let p = entry.expect("entry").path();
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+            assert!(
+                !name.as_deref().unwrap_or("").starts_with('.'),
+                "temporary file left behind: {}",
+                p.display()
+            );
+            if p.extension().is_some_and(|e| e == "svg") {
+                let svg = std::fs::read_to_string(&p).expect("svg");
+                assert!(
+                    svg.contains("<svg") && svg.contains("<text"),
+                    "{}",
+                    p.display()
+                );
+                svgs += 1;
+            }
+        }
+        if key != "grief" {
+            assert!(report.contains("No experiments implemented yet"), "{key}");
+            assert_eq!(json["experiments"].as_array().map(Vec::len), Some(0));
+        }
+    }
+    assert!(svgs >= 1, "no SVG plot written");
+
+    // The GRIEF report has the exact-GP wine row with the paper's number beside ours, and
+    // one row per GRIEF variant saying it is not implemented yet.
+    let grief = std::fs::read_to_string(out.path().join("grief/report.md")).expect("report");
+    assert!(grief.contains("wine (n = 1599, d = 11)"), "{grief}");
+    assert!(grief.contains("0.470 ± 0.080"), "{grief}");
+    assert!(
+        grief.contains("not implemented yet (GP-GRIEF issue)"),
+        "{grief}"
+    );
+    assert!(grief.contains("training-curve-wine.svg"), "{grief}");
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.path().join("grief/results.json")).expect("json"),
+    )
+    .expect("parses");
+    let exp = &json["experiments"][0];
+    assert_eq!(exp["status"], "ok", "{exp}");
+    let wine = &exp["raw"]["datasets"][0];
+    assert_eq!(wine["dataset"], "wine");
+    assert_eq!(wine["real"], true);
+    assert_eq!(wine["folds"].as_array().map(Vec::len), Some(2));
+    assert!(wine["rmse_mean"].as_f64().is_some_and(f64::is_finite));
+}
+
+#[test]
+fn a_missing_data_dir_is_a_clear_error() {
+    let out = tempfile::tempdir().expect("temp dir");
+    let missing = out.path().join("no-such-dir");
+    let status = Command::new(env!("CARGO_BIN_EXE_gp-bench"))
+        .args([
+            "reproduce",
+            "gsgp",
+            "--smoke",
+            "--no-progress",
+            "--data-dir",
+        ])
+        .arg(&missing)
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .expect("runs gp-bench");
+    assert!(!status.status.success());
+    let stderr = String::from_utf8_lossy(&status.stderr);
+    assert!(
+        stderr.contains("no-such-dir") && stderr.contains("--data-dir"),
+        "{stderr}"
+    );
+}
