@@ -49,6 +49,7 @@ pub mod operator;
 pub mod par;
 pub mod scaled;
 pub mod shifted;
+pub mod simd;
 pub mod sparse;
 pub mod sum;
 pub mod triangular;

@@ -2,6 +2,7 @@
 
 use gp_kernels::KernelError;
 use gp_linalg::LinalgError;
+use gp_solvers::SolverError;
 use thiserror::Error;
 
 /// Everything that can go wrong in `gp-models`, each with a message that says what was wrong.
@@ -14,6 +15,21 @@ pub enum ModelError {
     /// An error from the kernel layer (invalid hyperparameters, wrong input dimension).
     #[error(transparent)]
     Kernel(#[from] KernelError),
+    /// An error from the iterative solvers (invalid solver options, a preconditioner that is
+    /// not positive definite, a non-positive Ritz value in stochastic Lanczos quadrature).
+    #[error(transparent)]
+    Solver(#[from] SolverError),
+    /// Conjugate gradients broke down (non-positive curvature, an indefinite preconditioner
+    /// or a NaN): the kernel matrix plus noise is numerically not positive definite.
+    #[error("conjugate gradients broke down in {context} (right-hand side {column}): {reason}; the kernel matrix plus noise is numerically not positive definite (increase the noise variance)")]
+    CgBreakdown {
+        /// What was being solved.
+        context: &'static str,
+        /// The right-hand side (column of the batched solve) that broke down.
+        column: usize,
+        /// What the solver reported.
+        reason: String,
+    },
     /// There are no training points, or the points have no coordinates.
     #[error("{context}: the training data is empty ({n} points in {d} dimensions); need at least one point with at least one coordinate")]
     EmptyData {

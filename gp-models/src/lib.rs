@@ -7,6 +7,10 @@
 //!   posterior mean, latent and predictive variances, full posterior covariance, the log
 //!   marginal likelihood and its gradient with respect to every log hyperparameter (noise
 //!   included), training by L-BFGS with random restarts, JSON save and load.
+//! * [`IterativeGp`] ([`iterative`]): the same model with every solve by batched,
+//!   pivoted-Cholesky-preconditioned conjugate gradients on the matrix-free kernel operator,
+//!   the log marginal likelihood and its gradient estimated by stochastic Lanczos quadrature
+//!   and Hutchinson traces (GPyTorch's recipe; no `n × n` matrix stored), training by Adam.
 //! * [`optim`]: L-BFGS with a strong-Wolfe line search and Adam, for any objective
 //!   `FnMut(&[f64]) -> Result<(f64, Vec<f64>)>`.
 //!
@@ -48,11 +52,16 @@
 
 pub mod error;
 pub mod exact;
+pub mod iterative;
 pub mod optim;
 mod validate;
 
 pub use error::{ModelError, Result};
 pub use exact::{
     train, ExactGp, FitOptions, Prediction, TrainOptions, TrainReport, TrainRun, Trained,
+};
+pub use iterative::{
+    IterativeGp, IterativeOptimizer, IterativeOptions, IterativeTrainOptions, IterativeTrained,
+    KernelColumns, LmlEstimate, PhaseTimes, SolveReport,
 };
 pub use optim::{adam, lbfgs, AdamOptions, ConvergenceReason, LbfgsOptions, OptimResult};
