@@ -162,6 +162,8 @@ pub fn lanczos(
         q.extend(w.iter().map(|v| v / beta));
     }
     let k = diagonal.len();
+    // A breakdown at step k (non-finite product) leaves the β that led to the dropped q_k.
+    off_diagonal.truncate(k.saturating_sub(1));
     q.truncate(n * k);
     let qmat = MatRef::from_column_major_slice(&q, n, k).to_owned();
     Ok(Lanczos {

@@ -19,6 +19,12 @@
 //! * [`probe_solve`]: [`solve_with_probes`], one batched CG call on `[y | z₁..z_t]` that
 //!   returns the solves, the per-probe tridiagonals, the SLQ log-determinant and the traces
 //!   `tr(A⁻¹ ∂A)` — what an iterative exact GP needs per likelihood evaluation.
+//! * [`factorized`]: the GSGP solvers for interpolated (SKI) systems `W K_G Wᵀ + σ²I`:
+//!   factorized CG ([`fcg()`]), efficiently factorized CG ([`efcg()`], one `K_G` and one
+//!   `S = WᵀW` product per iteration), simplified EFCG for right-hand sides in `range(W)`
+//!   ([`efcg_simplified()`]), factorized Lanczos ([`fla()`], [`efla()`]): the iterates of
+//!   CG/Lanczos on the `n×n` system at a cost per iteration independent of `n`, behind the
+//!   [`FactorizedSystem`] trait.
 //! * [`precond`]: the [`Preconditioner`] trait (`P⁻¹`, `log det P`, samples of `N(0, P)`),
 //!   pivoted Cholesky from a [`ColumnAccess`] matrix and the preconditioner `L Lᵀ + σ²I`.
 //!
@@ -51,6 +57,7 @@
 pub mod cg;
 pub mod error;
 pub mod estimate;
+pub mod factorized;
 pub mod lanczos;
 pub mod precond;
 pub mod probe_solve;
@@ -69,6 +76,11 @@ pub use cg::{
 };
 pub use error::{Result, SolverError};
 pub use estimate::Estimate;
+pub use factorized::{
+    efcg, efcg_simplified, efla, fcg, fla, FactorizedBreakdown, FactorizedCgOptions,
+    FactorizedCgResult, FactorizedLanczos, FactorizedStatus, FactorizedSystem, FactorizedVector,
+    OperatorSystem, StartVector,
+};
 pub use gp_linalg::LinearOperator;
 pub use lanczos::{lanczos, Lanczos, LanczosOptions, LanczosStatus};
 pub use precond::pivoted_cholesky::{

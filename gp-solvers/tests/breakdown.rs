@@ -209,3 +209,46 @@ fn bad_inputs_are_typed_errors() {
     .unwrap();
     assert_eq!(res.columns[0].status, ColumnStatus::MaxIterations);
 }
+
+/// `A = [[2, 1, 0], [1, 2, 0], [0, 0, 2]]` whose products turn NaN from the second call on
+/// (a kernel operator overflowing mid-run, say).
+struct NanAfterFirstProduct {
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl LinearOperator for NanAfterFirstProduct {
+    fn nrows(&self) -> usize {
+        3
+    }
+    fn ncols(&self) -> usize {
+        3
+    }
+    fn matvec(&self, x: ColRef<'_, f64>, mut out: ColMut<'_, f64>) {
+        let call = self
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        out[0] = 2.0 * x[0] + x[1];
+        out[1] = x[0] + 2.0 * x[1];
+        out[2] = 2.0 * x[2];
+        if call > 0 {
+            out[2] = f64::NAN;
+        }
+    }
+}
+
+#[test]
+fn lanczos_reports_a_non_finite_product_as_a_status() {
+    use gp_solvers::{lanczos, LanczosOptions, LanczosStatus};
+    // The first step is complete (α₀ = 2, β₀ = 1); the second product is NaN. T keeps the
+    // first step only, with no dangling off-diagonal entry.
+    let a = NanAfterFirstProduct {
+        calls: std::sync::atomic::AtomicUsize::new(0),
+    };
+    let start = faer::col![1.0, 0.0, 0.0];
+    let out = lanczos(&a, start.as_ref(), &LanczosOptions::default()).expect("a status");
+    assert_eq!(out.status, LanczosStatus::NonFinite);
+    assert_eq!(out.q.ncols(), 1);
+    let t = out.tridiagonal.to_dense();
+    assert_eq!((t.nrows(), t.ncols()), (1, 1));
+    assert_eq!(t[(0, 0)], 2.0);
+}

@@ -1,0 +1,56 @@
+//! Factorized CG and Lanczos for interpolated (SKI) systems: the GSGP solvers of Yadav,
+//! Sheldon and Musco, "Faster Kernel Interpolation for Gaussian Processes" (AISTATS 2021).
+//!
+//! SKI solves with `K̃ = W K_G Wᵀ + σ² I_n` (`W` the sparse `n×m` interpolation matrix,
+//! `K_G` the grid kernel matrix). `K̃` maps `range(W)` into itself, so every Krylov vector
+//! from a start vector `z₀` is `W v̂ + c z₀` with `v̂ ∈ ℝᵐ` ([`FactorizedVector`]): products
+//! with `K̃` and inner products can be done with `K_G` and `S = WᵀW` alone, given
+//! `g = Wᵀz₀` and `ρ = ‖z₀‖²` ([`StartVector`]). The solvers produce the same iterates as
+//! CG/Lanczos on `K̃` (in exact arithmetic) at a cost per iteration that does not depend on
+//! `n`. They see the system through the [`FactorizedSystem`] trait (products with `K_G`
+//! and `S`, and `σ²`); [`OperatorSystem`] builds one from two
+//! [`LinearOperator`](gp_linalg::LinearOperator)s.
+//!
+//! | solver | paper | products per iteration |
+//! |---|---|---|
+//! | [`fcg`](fcg()) | Alg. 2 | 1 `K_G` + 3 `S` |
+//! | [`efcg`](efcg()) | Alg. 3 (corrected) | 1 `K_G` + 1 `S` |
+//! | [`efcg_simplified`](efcg_simplified()) (`z₀ = W r̂₀`, no `W`, no `g`) | Alg. 4 | 1 `K_G` + 1 `S` |
+//! | [`fla`](fla()) | Alg. 6 (corrected) | 1 `K_G` + 4 `S` |
+//! | [`efla`](efla()) | Alg. 7 (corrected) | 1 `K_G` + 1 `S` |
+//!
+//! Plain Lanczos with full re-orthogonalization on `K̃` (Alg. 5) is [`lanczos`](crate::lanczos())
+//! applied to an operator for `K̃`; it already includes the spec's corrections (normalized
+//! start, `w − α q`, distinct off-diagonal entries).
+//!
+//! The CG solvers return a [`FactorizedCgResult`] (the solution `W x̂ + c z₀`, `Wᵀx`, the
+//! residual history, `α`/`β` and the implied Lanczos tridiagonal for log-determinants, a
+//! [`FactorizedStatus`]); the Lanczos solvers a [`FactorizedLanczos`] (`Q̂`, `d`, `T`,
+//! `WᵀQ`). Stopping rules, statuses and iteration counts follow [`cg`](crate::cg()) and
+//! [`lanczos`](crate::lanczos()), so a factorized run can be compared with the plain one
+//! step by step. Numbers agree with the plain methods to rounding only: CG iterates are
+//! sensitive to any change of rounding (GSGP spec §7 item 9).
+//!
+//! Implementation notes live in `specs/gsgp.md` §3 of the workspace.
+
+mod cg_result;
+mod efcg;
+mod efcg_simplified;
+mod efla;
+mod fcg;
+mod fla;
+mod lanczos_basis;
+mod options;
+mod system;
+mod vector;
+
+pub use cg_result::{FactorizedBreakdown, FactorizedCgResult, FactorizedStatus};
+pub use efcg::efcg;
+pub use efcg_simplified::efcg_simplified;
+pub use efla::efla;
+pub use fcg::fcg;
+pub use fla::fla;
+pub use lanczos_basis::FactorizedLanczos;
+pub use options::FactorizedCgOptions;
+pub use system::{FactorizedSystem, OperatorSystem, StartVector};
+pub use vector::FactorizedVector;
