@@ -2,7 +2,7 @@
 //! statuses, the Lanczos coefficients and optional full re-orthogonalization.
 
 pub(crate) mod kernels;
-mod options;
+pub(crate) mod options;
 mod reorth;
 mod result;
 mod state;

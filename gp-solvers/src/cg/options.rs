@@ -43,21 +43,29 @@ impl CgOptions {
     /// Checks the options: a finite, non-negative tolerance and
     /// `min_iterations ≤ max_iterations`.
     pub fn validate(&self) -> Result<()> {
-        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
-            return Err(invalid(
-                "tolerance",
-                format!("must be finite and non-negative, got {}", self.tolerance),
-            ));
-        }
-        if self.min_iterations > self.max_iterations {
-            return Err(invalid(
-                "min_iterations",
-                format!(
-                    "{} exceeds max_iterations = {}",
-                    self.min_iterations, self.max_iterations
-                ),
-            ));
-        }
+        validate_stopping_rule(self.tolerance, self.min_iterations, self.max_iterations)?;
         Ok(())
     }
+}
+
+/// The checks every iterative solver's options share: a finite, non-negative relative
+/// tolerance and `min_iterations ≤ max_iterations`.
+pub(crate) fn validate_stopping_rule(
+    tolerance: f64,
+    min_iterations: usize,
+    max_iterations: usize,
+) -> Result<()> {
+    if !(tolerance.is_finite() && tolerance >= 0.0) {
+        return Err(invalid(
+            "tolerance",
+            format!("must be finite and non-negative, got {tolerance}"),
+        ));
+    }
+    if min_iterations > max_iterations {
+        return Err(invalid(
+            "min_iterations",
+            format!("{min_iterations} exceeds max_iterations = {max_iterations}"),
+        ));
+    }
+    Ok(())
 }

@@ -1,5 +1,6 @@
 //! Options of the factorized CG solvers.
 
+use crate::cg::options::validate_stopping_rule;
 use crate::error::{invalid, Result};
 
 /// Options of [`fcg`](super::fcg()), [`efcg`](super::efcg()) and
@@ -45,21 +46,7 @@ impl FactorizedCgOptions {
     /// Checks the options: a finite, non-negative tolerance, `min_iterations ≤
     /// max_iterations` and a finite, positive reference norm if one is given.
     pub fn validate(&self) -> Result<()> {
-        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
-            return Err(invalid(
-                "tolerance",
-                format!("must be finite and non-negative, got {}", self.tolerance),
-            ));
-        }
-        if self.min_iterations > self.max_iterations {
-            return Err(invalid(
-                "min_iterations",
-                format!(
-                    "{} exceeds max_iterations = {}",
-                    self.min_iterations, self.max_iterations
-                ),
-            ));
-        }
+        validate_stopping_rule(self.tolerance, self.min_iterations, self.max_iterations)?;
         if let Some(r) = self.reference_norm {
             if !(r.is_finite() && r > 0.0) {
                 return Err(invalid(
