@@ -3,6 +3,7 @@
 use gp_kernels::KernelError;
 use gp_linalg::LinalgError;
 use gp_solvers::SolverError;
+use gp_structured::StructuredError;
 use thiserror::Error;
 
 /// Everything that can go wrong in `gp-models`, each with a message that says what was wrong.
@@ -116,6 +117,47 @@ pub enum ModelError {
         /// The version this crate reads and writes.
         supported: u32,
     },
+    /// An error from the structured-algebra layer (a grid that cannot be built, an axis too
+    /// short for the interpolation scheme, a Toeplitz factor that cannot be embedded).
+    #[error(transparent)]
+    Structured(#[from] StructuredError),
+    /// A point lies outside the region of the interpolation grid where its stencil fits
+    /// (SKI): the error of `gp-structured`'s interpolation weights, with what was being
+    /// interpolated.
+    #[error("{context}: {source}")]
+    OutsideGrid {
+        /// Which points (training or test).
+        context: &'static str,
+        /// The interpolation error, naming the point, dimension and valid range.
+        source: StructuredError,
+    },
+    /// The kernel cannot be used by a structured model (SKI needs a separable kernel whose
+    /// one-dimensional factors are stationary).
+    #[error("{model} cannot use this kernel: {reason}")]
+    UnsupportedKernel {
+        /// The model that refused the kernel.
+        model: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// The grid of a structured model would need more memory than allowed.
+    #[error(
+        "a grid of {grid_points} points would need about {estimated_bytes} bytes \
+         ({vectors} vectors of length m, 8 bytes per entry), more than the limit of {limit_bytes} bytes \
+         ({limit_source}); use fewer grid points per dimension or raise SkiOptions::memory_limit"
+    )]
+    GridTooLarge {
+        /// Number of grid points `m = Π m_l` (saturating).
+        grid_points: u128,
+        /// Number of `m`-vectors the solver holds at its peak.
+        vectors: u128,
+        /// The estimate `vectors · 8 · m` in bytes (saturating).
+        estimated_bytes: u128,
+        /// The limit it was compared with, in bytes.
+        limit_bytes: u64,
+        /// Where the limit came from (the option, `/proc/meminfo`, or the fixed cap).
+        limit_source: &'static str,
+    },
 }
 
 impl ModelError {
@@ -141,3 +183,17 @@ impl ModelError {
 
 /// Result type of `gp-models`.
 pub type Result<T, E = ModelError> = std::result::Result<T, E>;
+
+impl ModelError {
+    /// Wraps an error of `gp-structured`: a point outside the interpolation grid becomes
+    /// [`ModelError::OutsideGrid`] with `context`, anything else [`ModelError::Structured`].
+    pub(crate) fn from_structured(err: StructuredError, context: &'static str) -> Self {
+        match err {
+            err @ StructuredError::OutsideGrid { .. } => ModelError::OutsideGrid {
+                context,
+                source: err,
+            },
+            other => ModelError::Structured(other),
+        }
+    }
+}

@@ -11,6 +11,10 @@
 //!   pivoted-Cholesky-preconditioned conjugate gradients on the matrix-free kernel operator,
 //!   the log marginal likelihood and its gradient estimated by stochastic Lanczos quadrature
 //!   and Hutchinson traces (GPyTorch's recipe; no `n × n` matrix stored), training by Adam.
+//! * [`Ski`] ([`ski`]): structured kernel interpolation (KISS-GP), `K ≈ W K_G Wᵀ` with a
+//!   Kronecker-Toeplitz grid kernel and cubic interpolation: mean with an `O(4^d)`-per-point
+//!   grid cache, variances by CG, rank-`k` LOVE covariances, the SLQ log marginal
+//!   likelihood and its gradient, training by Adam or L-BFGS.
 //! * [`optim`]: L-BFGS with a strong-Wolfe line search and Adam, for any objective
 //!   `FnMut(&[f64]) -> Result<(f64, Vec<f64>)>`.
 //!
@@ -50,10 +54,12 @@
 //! ```
 #![warn(missing_docs)]
 
+mod cg_report;
 pub mod error;
 pub mod exact;
 pub mod iterative;
 pub mod optim;
+pub mod ski;
 mod validate;
 
 pub use error::{ModelError, Result};
@@ -65,3 +71,7 @@ pub use iterative::{
     KernelColumns, LmlEstimate, PhaseTimes, SolveReport,
 };
 pub use optim::{adam, lbfgs, AdamOptions, ConvergenceReason, LbfgsOptions, OptimResult};
+pub use ski::{
+    LoveCache, LoveOptions, LoveStart, Ski, SkiMemory, SkiOperator, SkiOptions, SkiTrainOptions,
+    SkiTrained,
+};

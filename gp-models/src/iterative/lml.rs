@@ -9,14 +9,15 @@ use faer::{ColRef, Mat, MatRef};
 use gp_kernels::{Kernel, KernelOperator};
 use gp_linalg::LowRankPlusDiagonal;
 use gp_solvers::{
-    slq_log_det, solve_with_probes, CgOptions, CgResult, ColumnStatus, PivotedCholesky,
-    PivotedCholeskyOptions, Preconditioner, ProbeOptions, ProbeSolve, Probes, SlqScaling,
+    slq_log_det, solve_with_probes, CgOptions, PivotedCholesky, PivotedCholeskyOptions,
+    Preconditioner, ProbeOptions, ProbeSolve, Probes, SlqScaling,
 };
 
-use crate::error::{ModelError, Result};
+use crate::cg_report::{check_breakdown, mean_and_std_error, solve_report};
+use crate::error::Result;
 use crate::iterative::columns::KernelColumns;
 use crate::iterative::derivatives::derivative_quad_forms;
-use crate::iterative::estimate::{LmlEstimate, PhaseTimes, SolveReport};
+use crate::iterative::estimate::{LmlEstimate, PhaseTimes};
 use crate::iterative::options::IterativeOptions;
 
 /// `½ log 2π`.
@@ -50,48 +51,6 @@ pub(crate) fn build_preconditioner<K: Kernel + ?Sized>(
     };
     let pc = PivotedCholesky::new(&columns, &options)?;
     Ok(Some(pc.preconditioner(noise_variance)?))
-}
-
-/// Errors with [`ModelError::CgBreakdown`] if a column of the solve broke down.
-pub(crate) fn check_breakdown(cg: &CgResult, context: &'static str) -> Result<()> {
-    for (column, c) in cg.columns.iter().enumerate() {
-        if let ColumnStatus::Breakdown(b) = c.status {
-            return Err(ModelError::CgBreakdown {
-                context,
-                column,
-                reason: format!("{b:?}"),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// The report of a CG run.
-pub(crate) fn solve_report(cg: &CgResult) -> SolveReport {
-    SolveReport {
-        iterations: cg.iterations,
-        iterations_per_column: cg.iterations_per_column(),
-        converged: cg.all_converged(),
-        max_relative_residual: cg
-            .columns
-            .iter()
-            .map(|c| c.final_residual())
-            .fold(0.0, f64::max),
-    }
-}
-
-/// Mean and standard error (`sd/√t`, NaN for fewer than two terms) of per-probe terms.
-fn mean_and_std_error(terms: &[f64]) -> (f64, f64) {
-    let t = terms.len() as f64;
-    if terms.is_empty() {
-        return (0.0, f64::NAN);
-    }
-    let mean = terms.iter().sum::<f64>() / t;
-    if terms.len() < 2 {
-        return (mean, f64::NAN);
-    }
-    let var = terms.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (t - 1.0);
-    (mean, (var / t).sqrt())
 }
 
 /// The estimate of the log marginal likelihood and its gradient with the probes of `seed`.

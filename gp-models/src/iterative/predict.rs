@@ -19,10 +19,11 @@ use gp_kernels::{Kernel, KernelOperator};
 use gp_linalg::LinearOperator;
 use gp_solvers::{cg, CgOptions, Preconditioner};
 
+use crate::cg_report::{check_breakdown, solve_report};
 use crate::error::Result;
 use crate::exact::Prediction;
 use crate::iterative::estimate::SolveReport;
-use crate::iterative::lml::{build_preconditioner, check_breakdown, solve_report};
+use crate::iterative::lml::build_preconditioner;
 use crate::iterative::model::{IterativeGp, PredictionCache};
 use crate::validate::check_test_points;
 

@@ -1,0 +1,287 @@
+//! The [`Ski`] model: data, grid, interpolation weights, grid kernel and hyperparameters.
+
+use std::sync::{Arc, OnceLock};
+
+use faer::{Col, ColRef, Mat, MatRef};
+use gp_kernels::Kernel;
+use gp_structured::{InterpolationOptions, InterpolationWeights, RegularGrid};
+
+use crate::error::{ModelError, Result};
+use crate::exact::model::{split_log_params, LOG_NOISE_NAME};
+use crate::iterative::SolveReport;
+use crate::ski::grid_kernel::GridKernel;
+use crate::ski::memory::SkiMemory;
+use crate::ski::operator::SkiOperator;
+use crate::ski::options::SkiOptions;
+use crate::validate::{check_kernel_params, check_noise, check_training_data};
+
+/// What predictions reuse: `α = K̂⁻¹y` and the grid cache `a = K_G Wᵀ α`.
+#[derive(Debug, Clone)]
+pub(crate) struct MeanCache {
+    pub alpha: Col<f64>,
+    pub grid_mean: Col<f64>,
+    pub report: SolveReport,
+}
+
+/// Structured kernel interpolation (SKI / KISS-GP, Wilson & Nickisch 2015) for GP
+/// regression: the kernel matrix is approximated by `W K_G Wᵀ`, with `K_G` the kernel on a
+/// regular grid (a Kronecker product of Toeplitz factors, applied by FFTs) and `W` sparse
+/// cubic interpolation weights (`4^d` per point), so that one product with
+/// `K̂ = W K_G Wᵀ + σ²I` costs `O(4^d n + m log m)` and memory is `O(n + m)`.
+///
+/// Everything is by iterative solves with `K̂` (see the [module documentation](crate::ski)):
+/// posterior mean from one CG solve and the grid cache `K_G Wᵀ α` (then `O(4^d)` per test
+/// point), variances and covariances by CG solves or by a rank-`k` Lanczos (LOVE) cache,
+/// the log marginal likelihood by stochastic Lanczos quadrature and its gradient by
+/// Hutchinson traces with `∂K̂/∂θ = W (∂K_G/∂θ) Wᵀ`. Zero prior mean.
+///
+/// Hyperparameters (order of [`param_names`](Self::param_names)): the kernel's
+/// `[log ℓ_0, …, log ℓ_{d−1}, log σ_f²]`, then `log σ²`.
+///
+/// ```
+/// use faer::{Col, Mat};
+/// use gp_kernels::SquaredExponential;
+/// use gp_models::{ExactGp, Ski, SkiOptions};
+///
+/// let x = Mat::from_fn(100, 1, |i, _| i as f64 / 20.0);
+/// let y = Col::from_fn(100, |i| (i as f64 / 20.0).sin());
+/// let kernel = SquaredExponential::new(vec![1.0], 1.0)?;
+/// let opts = SkiOptions { grid_sizes: vec![60], ..SkiOptions::default() };
+/// let ski = Ski::fit(kernel.clone(), x.as_ref(), y.as_ref(), 0.01, &opts)?;
+/// assert_eq!(ski.grid().num_points(), 60);
+///
+/// let x_test = Mat::from_fn(3, 1, |i, _| 1.0 + i as f64);
+/// let mean = ski.predict_mean(x_test.as_ref())?;
+/// let exact = ExactGp::fit(kernel, x.as_ref(), y.as_ref(), 0.01)?.predict_mean(x_test.as_ref())?;
+/// assert!((&mean - &exact).norm_max() < 1e-3);
+/// # Ok::<(), gp_models::ModelError>(())
+/// ```
+#[derive(Clone)]
+pub struct Ski<K> {
+    pub(crate) kernel: K,
+    pub(crate) noise_variance: f64,
+    pub(crate) options: SkiOptions,
+    pub(crate) x: Mat<f64>,
+    pub(crate) y: Col<f64>,
+    pub(crate) grid: RegularGrid,
+    pub(crate) w: Arc<InterpolationWeights>,
+    pub(crate) grid_kernel: GridKernel,
+    pub(crate) cache: OnceLock<std::result::Result<MeanCache, ModelError>>,
+}
+
+impl<K: std::fmt::Debug> std::fmt::Debug for Ski<K> {
+    /// A summary: kernel, noise, grid sizes, data shape.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ski")
+            .field("kernel", &self.kernel)
+            .field("noise_variance", &self.noise_variance)
+            .field("grid_sizes", &self.grid.sizes())
+            .field("n", &self.y.nrows())
+            .field("d", &self.x.ncols())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The grid of `options` for the points `x`, after the memory check.
+fn build_grid(x: MatRef<'_, f64>, options: &SkiOptions) -> Result<RegularGrid> {
+    let (n, d) = (x.nrows(), x.ncols());
+    let sizes = options.resolved_grid_sizes(n, d)?;
+    SkiMemory::estimate(&sizes, options.probes, options.memory_limit).check()?;
+    match &options.bounds {
+        Some(bounds) => {
+            if bounds.len() != d {
+                return Err(ModelError::InvalidOption {
+                    name: "SkiOptions::bounds",
+                    reason: format!(
+                        "need one (lo, hi) pair per input dimension: {d} dimensions, {} pairs",
+                        bounds.len()
+                    ),
+                });
+            }
+            let lo: Vec<f64> = bounds.iter().map(|b| b.0).collect();
+            let hi: Vec<f64> = bounds.iter().map(|b| b.1).collect();
+            Ok(RegularGrid::from_bounds(&lo, &hi, &sizes)?)
+        }
+        None => Ok(RegularGrid::from_data(
+            x,
+            &sizes,
+            options.resolved_padding(),
+        )?),
+    }
+}
+
+impl<K: Kernel + Clone> Ski<K> {
+    /// Builds the grid (sizes, padding or bounds of `options`), the interpolation weights of
+    /// the training points and the grid kernel. No solve happens here.
+    ///
+    /// `x` is `n × d`, `y` has length `n`, `noise_variance` is `σ² > 0`.
+    ///
+    /// Errors: [`ModelError::EmptyData`], [`ModelError::LengthMismatch`],
+    /// [`ModelError::KernelDim`], [`ModelError::NonFinite`], [`ModelError::InvalidNoise`],
+    /// [`ModelError::Kernel`]; [`ModelError::InvalidOption`] for invalid options;
+    /// [`ModelError::GridTooLarge`] when the grid's memory estimate exceeds the limit
+    /// (see [`SkiMemory`]); [`ModelError::Structured`] for a grid that
+    /// cannot be built (too few points per axis for the padding or the scheme);
+    /// [`ModelError::OutsideGrid`] for a training point outside explicit bounds;
+    /// [`ModelError::UnsupportedKernel`] for a kernel that is not separable into stationary
+    /// 1-D factors.
+    pub fn fit(
+        kernel: K,
+        x: MatRef<'_, f64>,
+        y: ColRef<'_, f64>,
+        noise_variance: f64,
+        options: &SkiOptions,
+    ) -> Result<Self> {
+        check_training_data(&kernel, x, y, noise_variance)?;
+        options.validate()?;
+        let grid = build_grid(x, options)?;
+        let interp = InterpolationOptions {
+            scheme: options.scheme,
+            out_of_grid: options.out_of_grid,
+        };
+        let w = InterpolationWeights::new(&grid, x, interp)
+            .map_err(|e| ModelError::from_structured(e, "the training points"))?;
+        let grid_kernel = GridKernel::new(&kernel, &grid)?;
+        Ok(Self {
+            kernel,
+            noise_variance,
+            options: options.clone(),
+            x: x.to_owned(),
+            y: y.to_owned(),
+            grid,
+            w: Arc::new(w),
+            grid_kernel,
+            cache: OnceLock::new(),
+        })
+    }
+
+    /// The same data, grid and interpolation weights with new log hyperparameters (layout as
+    /// [`log_params`](Self::log_params)); only the grid kernel is rebuilt.
+    ///
+    /// Errors: [`ModelError::LengthMismatch`], [`ModelError::InvalidNoise`],
+    /// [`ModelError::Kernel`], [`ModelError::UnsupportedKernel`].
+    pub fn with_log_params(&self, log_params: &[f64]) -> Result<Self> {
+        let (noise_variance, kernel_params) = split_log_params(&self.kernel, log_params)?;
+        let mut kernel = self.kernel.clone();
+        kernel.set_log_params(kernel_params)?;
+        self.with_kernel_and_noise(kernel, noise_variance)
+    }
+
+    /// The same data, grid and interpolation weights with another kernel and noise variance.
+    ///
+    /// Errors: [`ModelError::InvalidNoise`], [`ModelError::KernelDim`],
+    /// [`ModelError::Kernel`], [`ModelError::UnsupportedKernel`].
+    pub fn with_kernel_and_noise(&self, kernel: K, noise_variance: f64) -> Result<Self> {
+        check_noise(noise_variance)?;
+        if kernel.input_dim() != self.x.ncols() {
+            return Err(ModelError::KernelDim {
+                kernel_dim: kernel.input_dim(),
+                data_dim: self.x.ncols(),
+            });
+        }
+        check_kernel_params(&kernel)?;
+        let grid_kernel = GridKernel::new(&kernel, &self.grid)?;
+        Ok(Self {
+            kernel,
+            noise_variance,
+            options: self.options.clone(),
+            x: self.x.clone(),
+            y: self.y.clone(),
+            grid: self.grid.clone(),
+            w: Arc::clone(&self.w),
+            grid_kernel,
+            cache: OnceLock::new(),
+        })
+    }
+}
+
+impl<K: Kernel> Ski<K> {
+    /// The kernel.
+    pub fn kernel(&self) -> &K {
+        &self.kernel
+    }
+
+    /// The noise variance `σ²`.
+    pub fn noise_variance(&self) -> f64 {
+        self.noise_variance
+    }
+
+    /// The options.
+    pub fn options(&self) -> &SkiOptions {
+        &self.options
+    }
+
+    /// The regular grid (`m = Π m_l` points, last dimension fastest).
+    pub fn grid(&self) -> &RegularGrid {
+        &self.grid
+    }
+
+    /// The interpolation weights `W` (`n × m`) of the training points.
+    pub fn interpolation(&self) -> &InterpolationWeights {
+        &self.w
+    }
+
+    /// The grid kernel `K_G` (Toeplitz factors, entries, derivatives).
+    pub fn grid_kernel(&self) -> &GridKernel {
+        &self.grid_kernel
+    }
+
+    /// The SKI operator `K̂ = W K_G Wᵀ + σ²I` (`n × n`, matrix free).
+    pub fn operator(&self) -> SkiOperator<'_> {
+        SkiOperator::from_parts(&self.w, self.grid_kernel.operator(), self.noise_variance)
+    }
+
+    /// Number of training points `n`.
+    pub fn n_train(&self) -> usize {
+        self.y.nrows()
+    }
+
+    /// Input dimension `d`.
+    pub fn input_dim(&self) -> usize {
+        self.x.ncols()
+    }
+
+    /// The training points (`n × d`).
+    pub fn train_x(&self) -> MatRef<'_, f64> {
+        self.x.as_ref()
+    }
+
+    /// The training targets.
+    pub fn train_y(&self) -> ColRef<'_, f64> {
+        self.y.as_ref()
+    }
+
+    /// Number of hyperparameters: the kernel's plus one for the noise.
+    pub fn n_params(&self) -> usize {
+        self.kernel.n_params() + 1
+    }
+
+    /// Names of the hyperparameters: the kernel's, then `"log_noise_variance"`.
+    pub fn param_names(&self) -> Vec<String> {
+        let mut names = self.kernel.param_names();
+        names.push(LOG_NOISE_NAME.to_string());
+        names
+    }
+
+    /// All hyperparameters as logarithms: the kernel's, then `log σ²`.
+    pub fn log_params(&self) -> Vec<f64> {
+        let mut p = self.kernel.log_params();
+        p.push(self.noise_variance.ln());
+        p
+    }
+
+    /// The interpolation options of the model (scheme and out-of-grid policy).
+    pub(crate) fn interpolation_options(&self) -> InterpolationOptions {
+        InterpolationOptions {
+            scheme: self.options.scheme,
+            out_of_grid: self.options.out_of_grid,
+        }
+    }
+
+    /// Interpolation weights of test points on the model's grid.
+    pub(crate) fn test_weights(&self, x_test: MatRef<'_, f64>) -> Result<InterpolationWeights> {
+        crate::validate::check_test_points(x_test, self.input_dim())?;
+        InterpolationWeights::new(&self.grid, x_test, self.interpolation_options())
+            .map_err(|e| ModelError::from_structured(e, "the test points"))
+    }
+}
