@@ -32,9 +32,6 @@
 //! [`StatsAccumulator::merge`]), which is an elementwise sum: associative and commutative up to
 //! floating-point reassociation.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
-
 use faer::{Col, ColRef, Mat, MatRef};
 use gp_linalg::validate::check_finite_col;
 use rayon::prelude::*;
@@ -78,14 +75,19 @@ impl SufficientStats {
             .saturating_mul(16)
             .min(n.div_ceil(2 * workers))
             .clamp(JOB_ROWS, MAX_JOB_ROWS);
-        let next_job = AtomicUsize::new(0);
-        let acc = run_workers(grid, opts, |acc| {
-            let start = next_job.fetch_add(job, Ordering::Relaxed);
-            if start >= n {
-                return None;
+        // Job j goes to worker j mod W and the workers' sums are merged in worker order, so
+        // the floating-point summation order (and the result, to the last bit) does not
+        // depend on thread scheduling; it depends only on the number of rayon threads.
+        let jobs = n.div_ceil(job);
+        let acc = run_workers(grid, opts, |worker, workers, acc| {
+            let mut j = worker;
+            while j < jobs {
+                let start = j * job;
+                let len = job.min(n - start);
+                acc.add_chunk(x.subrows(start, len), y.subrows(start, len))?;
+                j += workers;
             }
-            let len = job.min(n - start);
-            Some(acc.add_chunk(x.subrows(start, len), y.subrows(start, len)))
+            Ok(())
         })?;
         acc.finish()
     }
@@ -97,15 +99,25 @@ impl SufficientStats {
         I: IntoIterator<Item = (Mat<f64>, Col<f64>)>,
         I::IntoIter: Send,
     {
-        let source = Mutex::new(chunks.into_iter());
-        let acc = run_workers(grid, opts, |acc| {
-            let item = {
-                let mut guard = source.lock().unwrap_or_else(|e| e.into_inner());
-                guard.next()
-            };
-            item.map(|(x, y)| acc.add_chunk(x.as_ref(), y.as_ref()))
-        })?;
-        acc.finish()
+        // Rounds of one chunk per worker, read in stream order: chunk k of the stream always
+        // lands in accumulator k mod W, so the result does not depend on thread scheduling
+        // (only on the number of rayon threads). At most W chunks are held at a time.
+        let workers = rayon::current_num_threads().max(1);
+        let mut accs = (0..workers)
+            .map(|_| StatsAccumulator::new(grid, opts))
+            .collect::<Result<Vec<_>>>()?;
+        let mut source = chunks.into_iter();
+        loop {
+            let round: Vec<(Mat<f64>, Col<f64>)> = source.by_ref().take(workers).collect();
+            if round.is_empty() {
+                break;
+            }
+            accs.par_iter_mut()
+                .zip(round.par_iter())
+                .map(|(acc, (x, y))| acc.add_chunk(x.as_ref(), y.as_ref()))
+                .collect::<Result<Vec<()>>>()?;
+        }
+        merge_in_order(grid, opts, accs)?.finish()
     }
 
     /// Statistics of no data (all zero).
@@ -508,36 +520,36 @@ fn order_by_cell(cells: &[usize], num_cells: usize) -> Vec<usize> {
 }
 
 /// Runs one accumulator per rayon thread; each calls `next` until it returns `None`.
+/// Runs `work(worker, workers, acc)` on one accumulator per rayon thread and merges the
+/// accumulators in worker order (a fixed summation order).
 fn run_workers<G>(
     grid: &RegularGrid,
     opts: InterpolationOptions,
-    next: G,
+    work: G,
 ) -> Result<StatsAccumulator>
 where
-    G: Fn(&mut StatsAccumulator) -> Option<Result<()>> + Sync,
+    G: Fn(usize, usize, &mut StatsAccumulator) -> Result<()> + Sync,
 {
-    let failed = AtomicBool::new(false);
     let workers = rayon::current_num_threads().max(1);
-    let results: Vec<Result<StatsAccumulator>> = (0..workers)
+    let accs = (0..workers)
         .into_par_iter()
-        .map(|_| {
+        .map(|w| {
             let mut acc = StatsAccumulator::new(grid, opts)?;
-            while !failed.load(Ordering::Relaxed) {
-                match next(&mut acc) {
-                    None => break,
-                    Some(Ok(())) => {}
-                    Some(Err(e)) => {
-                        failed.store(true, Ordering::Relaxed);
-                        return Err(e);
-                    }
-                }
-            }
+            work(w, workers, &mut acc)?;
             Ok(acc)
         })
-        .collect();
+        .collect::<Result<Vec<_>>>()?;
+    merge_in_order(grid, opts, accs)
+}
+
+/// Merges accumulators in the order given.
+fn merge_in_order(
+    grid: &RegularGrid,
+    opts: InterpolationOptions,
+    accs: Vec<StatsAccumulator>,
+) -> Result<StatsAccumulator> {
     let mut total: Option<StatsAccumulator> = None;
-    for r in results {
-        let acc = r?;
+    for acc in accs {
         total = Some(match total {
             None => acc,
             Some(t) => t.merge(acc)?,
