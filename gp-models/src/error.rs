@@ -158,6 +158,26 @@ pub enum ModelError {
         /// Where the limit came from (the option, `/proc/meminfo`, or the fixed cap).
         limit_source: &'static str,
     },
+    /// The GSGP log determinant needs the dense eigendecomposition of every Toeplitz factor of
+    /// `K_G` (`m_l × m_l` per dimension) and a CSR copy of `S`, and these would need more
+    /// memory than allowed.
+    #[error(
+        "the GSGP log determinant needs the dense eigendecompositions of the grid kernel's \
+         Toeplitz factors (sizes {sizes:?}) and a CSR copy of S, about {estimated_bytes} \
+         bytes, more than the limit of {limit_bytes} bytes ({limit_source}); use fewer grid \
+         points per dimension (the mean and covariances do not need these factors)"
+    )]
+    LogDetFactorTooLarge {
+        /// Grid points per dimension.
+        sizes: Vec<usize>,
+        /// `24 Σ_l m_l²` bytes (matrix, eigenvectors, workspace) plus `16 nnz(S) + 8 (m + 1)`
+        /// for the CSR copy of `S`, saturating.
+        estimated_bytes: u128,
+        /// The limit it was compared with, in bytes.
+        limit_bytes: u64,
+        /// Where the limit came from.
+        limit_source: &'static str,
+    },
 }
 
 impl ModelError {

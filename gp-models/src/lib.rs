@@ -15,6 +15,10 @@
 //!   Kronecker-Toeplitz grid kernel and cubic interpolation: mean with an `O(4^d)`-per-point
 //!   grid cache, variances by CG, rank-`k` LOVE covariances, the SLQ log marginal
 //!   likelihood and its gradient, training by Adam or L-BFGS.
+//! * [`Gsgp`] ([`gsgp`]): GSGP (Yadav, Sheldon & Musco 2021), the SKI model computed from
+//!   the sufficient statistics `WᵀW`, `Wᵀy`, `yᵀy` of one streaming pass, with factorized
+//!   CG/Lanczos whose cost per iteration does not depend on `n`: mean, covariances, LOVE, the
+//!   SLQ log marginal likelihood (by a Sylvester identity in grid space) and its gradient.
 //! * [`optim`]: L-BFGS with a strong-Wolfe line search and Adam, for any objective
 //!   `FnMut(&[f64]) -> Result<(f64, Vec<f64>)>`.
 //!
@@ -57,6 +61,7 @@
 mod cg_report;
 pub mod error;
 pub mod exact;
+pub mod gsgp;
 pub mod iterative;
 pub mod optim;
 pub mod ski;
@@ -66,6 +71,7 @@ pub use error::{ModelError, Result};
 pub use exact::{
     train, ExactGp, FitOptions, Prediction, TrainOptions, TrainReport, TrainRun, Trained,
 };
+pub use gsgp::{Gsgp, GsgpOptions, GsgpSolver, GsgpTrainOptions, GsgpTrained};
 pub use iterative::{
     IterativeGp, IterativeOptimizer, IterativeOptions, IterativeTrainOptions, IterativeTrained,
     KernelColumns, LmlEstimate, PhaseTimes, SolveReport,

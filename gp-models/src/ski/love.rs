@@ -67,6 +67,25 @@ pub struct LoveCache {
 }
 
 impl LoveCache {
+    /// A cache from its parts (`R`, `R'` and the Lanczos status), for the GSGP model.
+    pub(crate) fn from_parts(
+        r: Mat<f64>,
+        r_prime: Mat<f64>,
+        grid: RegularGrid,
+        interp: InterpolationOptions,
+        grid_kernel: GridKernel,
+        status: LanczosStatus,
+    ) -> Self {
+        Self {
+            r,
+            r_prime,
+            grid,
+            interp,
+            grid_kernel,
+            status,
+        }
+    }
+
     /// The rank `k` reached (smaller than requested after a Lanczos breakdown).
     pub fn rank(&self) -> usize {
         self.r.ncols()

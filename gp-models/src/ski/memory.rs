@@ -47,13 +47,7 @@ impl SkiMemory {
             .checked_mul(vectors)
             .and_then(|v| v.checked_mul(8))
             .unwrap_or(u128::MAX);
-        let (limit_bytes, limit_source) = match memory_limit {
-            Some(limit) => (limit, "SkiOptions::memory_limit"),
-            None => match mem_available() {
-                Some(bytes) => (bytes, "MemAvailable in /proc/meminfo"),
-                None => (DEFAULT_MEMORY_CAP, "the fixed cap of 16 GiB"),
-            },
-        };
+        let (limit_bytes, limit_source) = resolve_limit(memory_limit, "SkiOptions::memory_limit");
         Self {
             grid_points,
             vectors,
@@ -81,6 +75,21 @@ impl SkiMemory {
                 limit_source: self.limit_source,
             })
         }
+    }
+}
+
+/// The limit in bytes and where it came from: `memory_limit` (named `option`) if set,
+/// else `MemAvailable` of `/proc/meminfo`, else [`DEFAULT_MEMORY_CAP`]. Shared with GSGP.
+pub(crate) fn resolve_limit(
+    memory_limit: Option<u64>,
+    option: &'static str,
+) -> (u64, &'static str) {
+    match memory_limit {
+        Some(limit) => (limit, option),
+        None => match mem_available() {
+            Some(bytes) => (bytes, "MemAvailable in /proc/meminfo"),
+            None => (DEFAULT_MEMORY_CAP, "the fixed cap of 16 GiB"),
+        },
     }
 }
 

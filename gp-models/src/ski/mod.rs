@@ -41,7 +41,7 @@ pub mod model;
 pub mod operator;
 pub mod options;
 pub mod predict;
-mod stencil;
+pub(crate) mod stencil;
 pub mod train;
 
 pub use grid_kernel::GridKernel;

@@ -87,6 +87,17 @@ fn build_grid(x: MatRef<'_, f64>, options: &SkiOptions) -> Result<RegularGrid> {
     let (n, d) = (x.nrows(), x.ncols());
     let sizes = options.resolved_grid_sizes(n, d)?;
     SkiMemory::estimate(&sizes, options.probes, options.memory_limit).check()?;
+    grid_with_sizes(x, options, &sizes)
+}
+
+/// The grid of `options` with the given sizes for the points `x` (explicit bounds, or the
+/// data's bounding box with padding), without a memory check. Shared with GSGP.
+pub(crate) fn grid_with_sizes(
+    x: MatRef<'_, f64>,
+    options: &SkiOptions,
+    sizes: &[usize],
+) -> Result<RegularGrid> {
+    let d = x.ncols();
     match &options.bounds {
         Some(bounds) => {
             if bounds.len() != d {
@@ -100,11 +111,11 @@ fn build_grid(x: MatRef<'_, f64>, options: &SkiOptions) -> Result<RegularGrid> {
             }
             let lo: Vec<f64> = bounds.iter().map(|b| b.0).collect();
             let hi: Vec<f64> = bounds.iter().map(|b| b.1).collect();
-            Ok(RegularGrid::from_bounds(&lo, &hi, &sizes)?)
+            Ok(RegularGrid::from_bounds(&lo, &hi, sizes)?)
         }
         None => Ok(RegularGrid::from_data(
             x,
-            &sizes,
+            sizes,
             options.resolved_padding(),
         )?),
     }

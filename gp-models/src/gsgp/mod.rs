@@ -1,0 +1,59 @@
+//! GSGP (grid-structured GP; Yadav, Sheldon & Musco, "Faster Kernel Interpolation for
+//! Gaussian Processes", AISTATS 2021), as specified in `specs/gsgp.md` §2–§3.
+//!
+//! SKI ([`Ski`](crate::Ski)) is exact inference in the Bayesian linear model
+//! `θ ~ N(0, K_G)`, `y = Wθ + ε`, so everything it computes is a function of the sufficient
+//! statistics `S = WᵀW` (a `7^d`-stencil matrix for cubic weights), `t = Wᵀy`, `q = yᵀy` and
+//! `n`, accumulated in one streaming pass
+//! ([`SufficientStats`](gp_structured::SufficientStats)). After that pass `W` and `y` are gone
+//! and every solve runs the factorized CG/Lanczos of [`gp_solvers::factorized`]: the same
+//! iterates as SKI's CG on `K̂ = W K_G Wᵀ + σ²I`, at one `K_G` and one `S` product per
+//! iteration (`O(m log m + 7^d m)`, independent of `n`).
+//!
+//! | quantity | how |
+//! |---|---|
+//! | mean | EFCG (or FCG) from `z₀ = y` (`g = t`, `ρ = q`) gives `Wᵀα`; grid cache `K_G Wᵀα` |
+//! | variance, covariance | prior from the stencils; `(K_G w*)ᵀ Wᵀ K̂⁻¹ W (K_G w*)` by simplified EFCG (Alg. 4) |
+//! | low-rank covariance | LOVE caches from Lanczos in `range(W)` (spec §3.9) or EFLA (`WᵀQ` without `W`) |
+//! | log marginal likelihood | `yᵀα = tᵀx̂ + c q`; `log det K̂ = n log σ² + log det(I + Lᵀ S L/σ²)` by SLQ in `ℝ^r` |
+//! | gradient | `Wᵀ K̂⁻¹ W = S Â⁻¹`: Hutchinson in `ℝᵐ`, one Alg.-4 solve per probe |
+//!
+//! **Log determinant.** The paper estimates `log det K̂` by SLQ with `n`-dimensional probes,
+//! which needs `Wᵀz` per probe (a second pass over the data). Here the identity of
+//! [`log_det`] (Sylvester's determinant theorem with a factor `L Lᵀ = K_G` from the
+//! eigendecompositions of the Toeplitz factors) gives a symmetric positive definite
+//! `r × r` operator (`r ≤ m`) whose log determinant SLQ estimates with `r`-dimensional probes:
+//! statistics only. It costs the dense eigendecompositions of the `d` Toeplitz factors once
+//! (`O(Σ m_l³)` time, `O(Σ m_l²)` memory, plus a CSR copy of `S`; refused with
+//! [`ModelError::LogDetFactorTooLarge`](crate::ModelError::LogDetFactorTooLarge) above the
+//! memory limit) and `O(m Σ r_l)` per product instead of `O(m log m)`.
+//!
+//! Refusals: a kernel that is not separable into stationary 1-D factors
+//! ([`ModelError::UnsupportedKernel`](crate::ModelError::UnsupportedKernel)); a grid whose
+//! memory estimate exceeds the limit ([`memory`],
+//! [`ModelError::GridTooLarge`](crate::ModelError::GridTooLarge)); training or test points
+//! whose stencil does not fit in the grid
+//! ([`ModelError::OutsideGrid`](crate::ModelError::OutsideGrid)).
+//!
+//! * [`model`]: [`Gsgp`], [`Gsgp::fit`], [`Gsgp::from_stats`], hyperparameters;
+//! * [`predict`]: mean, variances, covariances;
+//! * [`lml`]: log marginal likelihood and gradient; [`log_det`]: the identity it uses;
+//! * [`love`]: rank-`k` LOVE caches by factorized Lanczos;
+//! * [`train`](mod@train): Adam / L-BFGS on the estimate;
+//! * [`options`], [`memory`], `solve`: [`GsgpOptions`], the memory rule, the solves.
+
+pub mod lml;
+pub mod log_det;
+pub mod love;
+pub mod memory;
+pub mod model;
+pub mod options;
+pub mod predict;
+mod range_lanczos;
+mod solve;
+pub mod train;
+
+pub use memory::gsgp_memory;
+pub use model::Gsgp;
+pub use options::{GsgpOptions, GsgpSolver};
+pub use train::{GsgpTrainOptions, GsgpTrained};
