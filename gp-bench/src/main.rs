@@ -139,6 +139,12 @@ enum BenchName {
     KernelOperator,
     /// faer Cholesky, sequential against rayon (default n = 1000,2000,4000).
     Cholesky,
+    /// SKI operator product at n = 10^6, d = 1, m = 10^4 against GPyTorch's KISS-GP (550 ms),
+    /// and a d = 3, n = 10^5, 30³-grid SKI run (default n = 1000000).
+    SkiMatvec,
+    /// The GSGP very-large run alone: n streamed 3-D points (default 100000000) on the
+    /// 160×80×10 entire-US grid, pre-processing and mean-solve time, peak memory.
+    GsgpLarge,
 }
 
 fn or_default(sizes: Vec<usize>, default: &[usize]) -> Vec<usize> {
@@ -300,6 +306,26 @@ fn run(cli: Cli) -> Result<bool, BenchError> {
                 }
                 BenchName::Cholesky => {
                     tables::cholesky::run(&or_default(sizes, &[1000, 2000, 4000]), reps)?
+                }
+                BenchName::SkiMatvec => tables::ski_matvec::run(&sizes, reps)?,
+                BenchName::GsgpLarge => {
+                    let n = or_default(sizes, &[100_000_000])[0];
+                    let out = papers::gsgp::large::streamed_run(
+                        n,
+                        [160, 80, 10],
+                        RunSize::Full,
+                        0,
+                        &indicatif::ProgressBar::hidden(),
+                    )?;
+                    for note in &out.notes {
+                        println!("- {note}");
+                    }
+                    println!("\n{}", out.raw);
+                    out.tables
+                        .into_iter()
+                        .next()
+                        .map(|t| t.table)
+                        .unwrap_or_default()
                 }
             };
             println!(

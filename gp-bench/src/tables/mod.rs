@@ -4,3 +4,4 @@ pub mod cholesky;
 pub mod exact_lml;
 pub mod kernel_assembly;
 pub mod kernel_operator;
+pub mod ski_matvec;

@@ -1,0 +1,110 @@
+//! `gp-bench bench ski-matvec`: the SKI operator `K̃ = W K_G Wᵀ + σ²I` applied to one vector
+//! at `n = 10^6`, `d = 1`, `m = 10^4` against GPyTorch's KISS-GP on this machine (550 ms per
+//! product, measured once and quoted), and a `d = 3`, `n = 10^5`, `30³` grid SKI run (fit,
+//! product, mean solve), a size at which GPyTorch's KISS-GP runs out of memory.
+
+use std::time::Instant;
+
+use faer::Col;
+use gp_kernels::SquaredExponential;
+use gp_linalg::LinearOperator;
+use gp_models::{Ski, SkiOptions};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::error::BenchError;
+use crate::synthetic::{smooth_regression, standard_normal};
+use crate::table::{fmt_seconds, Table};
+use crate::timing::median_time;
+
+/// GPyTorch KISS-GP's time per product at `n = 10^6`, `d = 1`, `m = 10^4` on this machine.
+pub const GPYTORCH_MATVEC_SECONDS: f64 = 0.550;
+
+/// Fits SKI on `n` smooth-regression points in `[0, 1]^d` with `grid` points per dimension
+/// and times: the fit, one operator product (median of `reps`), and a mean solve to relative
+/// tolerance `1e-2`. Returns a table row.
+fn row(n: usize, d: usize, grid: usize, reps: usize) -> Result<[String; 9], BenchError> {
+    let (x, y) = smooth_regression(n, d, 0.01, 11);
+    let kernel = SquaredExponential::isotropic(d, 0.2, 1.0)?;
+    let opts = SkiOptions {
+        grid_sizes: vec![grid; d],
+        prediction_tolerance: 1e-2,
+        probes: 1,
+        ..SkiOptions::default()
+    };
+    let t0 = Instant::now();
+    let ski = Ski::fit(kernel, x.as_ref(), y.as_ref(), 0.01, &opts)?;
+    let fit = t0.elapsed().as_secs_f64();
+    let v: Col<f64> = standard_normal(n, &mut ChaCha8Rng::seed_from_u64(3));
+    let op = ski.operator();
+    let (t_mv, out) = median_time(reps, || op.apply(v.as_ref()));
+    out?;
+    let t1 = Instant::now();
+    let report = ski.alpha_report()?.clone();
+    let solve = t1.elapsed().as_secs_f64();
+    let m = ski.grid().num_points();
+    let vs_gpytorch = if d == 1 && n == 1_000_000 && grid == 10_000 {
+        let speedup = GPYTORCH_MATVEC_SECONDS / t_mv;
+        format!(
+            "{} / {} = {speedup:.0}× ({})",
+            fmt_seconds(GPYTORCH_MATVEC_SECONDS),
+            fmt_seconds(t_mv),
+            if speedup >= 20.0 {
+                "target ≥ 20×: met"
+            } else {
+                "target ≥ 20×: NOT met"
+            }
+        )
+    } else if d == 3 {
+        "GPyTorch KISS-GP: out of memory".to_string()
+    } else {
+        "–".to_string()
+    };
+    Ok([
+        n.to_string(),
+        d.to_string(),
+        format!("{grid}^{d} = {m}"),
+        fmt_seconds(fit),
+        fmt_seconds(t_mv),
+        format!(
+            "{} ({} iterations{})",
+            fmt_seconds(solve),
+            report.iterations,
+            if report.converged {
+                ""
+            } else {
+                ", not converged"
+            }
+        ),
+        format!(
+            "{:.1} MiB",
+            ski.interpolation().storage_bytes() as f64 / (1u64 << 20) as f64
+        ),
+        vs_gpytorch,
+        std::thread::available_parallelism()
+            .map_or(1, |p| p.get())
+            .to_string(),
+    ])
+}
+
+/// The table: `n = sizes[0]` (default `10^6`) at `d = 1`, `m = 10^4`, then `d = 3`,
+/// `n = 10^5`, grid `30³`.
+///
+/// Errors: the model's.
+pub fn run(sizes: &[usize], reps: usize) -> Result<Table, BenchError> {
+    let mut table = Table::new([
+        "n",
+        "d",
+        "grid m",
+        "fit (grid, W, K_G)",
+        "K̃ v (median)",
+        "mean solve (tol 1e-2)",
+        "W storage",
+        "GPyTorch KISS-GP / ours",
+        "threads",
+    ]);
+    let n1 = sizes.first().copied().unwrap_or(1_000_000);
+    table.row(row(n1, 1, 10_000, reps)?);
+    table.row(row(100_000, 3, 30, reps)?);
+    Ok(table)
+}
