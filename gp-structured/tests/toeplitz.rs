@@ -203,10 +203,12 @@ fn parallel_block_products_agree_with_sequential() {
     let c = random_vec(&mut rng, 33);
     let t = SymmetricToeplitz::new(&c).unwrap();
     let x = random_mat(&mut rng, 33, 7);
+    let before = gp_linalg::parallelism_setting();
+    gp_linalg::set_parallelism(gp_linalg::Par::Seq);
     let seq = t.apply_block(x.as_ref()).unwrap();
     gp_linalg::set_parallelism(gp_linalg::Par::rayon(3));
     let par = t.apply_block(x.as_ref());
-    gp_linalg::set_parallelism(gp_linalg::Par::Seq);
+    gp_linalg::restore_parallelism(before);
     assert_eq!((&seq - &par.unwrap()).norm_max(), 0.0);
 }
 
