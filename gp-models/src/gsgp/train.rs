@@ -11,8 +11,9 @@ use gp_kernels::Kernel;
 
 use crate::error::Result;
 use crate::gsgp::model::Gsgp;
-use crate::iterative::{IterativeOptimizer, IterativeTrainOptions};
-use crate::optim::{adam, lbfgs, OptimResult};
+use crate::iterative::train::minimize_estimated_nlml;
+use crate::iterative::IterativeTrainOptions;
+use crate::optim::OptimResult;
 
 /// Options of [`Gsgp::optimize`]: the optimizer (the solver settings are the model's
 /// [`GsgpOptions`](crate::GsgpOptions)). The same type as for SKI.
@@ -43,24 +44,7 @@ impl<K: Kernel + Clone> Gsgp<K> {
             let est = model.lml_and_grad_estimate_with_seed(seed)?;
             Ok((-est.lml, est.grad.iter().map(|g| -g).collect()))
         };
-        let seed = self.options.seed;
-        let result = match options.optimizer {
-            IterativeOptimizer::Adam(opts) => {
-                let mut step = 0u64;
-                adam(
-                    |params: &[f64]| {
-                        let out = evaluate(params, seed.wrapping_add(step));
-                        step += 1;
-                        out
-                    },
-                    &x0,
-                    &opts,
-                )?
-            }
-            IterativeOptimizer::Lbfgs(opts) => {
-                lbfgs(|params: &[f64]| evaluate(params, seed), &x0, &opts)?
-            }
-        };
+        let result = minimize_estimated_nlml(&x0, self.options.seed, options, evaluate)?;
         let model = self.with_log_params(&result.x)?;
         Ok(GsgpTrained { model, result })
     }

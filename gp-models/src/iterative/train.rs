@@ -76,7 +76,7 @@ impl<K: Kernel + Clone> IterativeGp<K> {
         let x0 = self.log_params();
         let mut kernel = self.kernel.clone();
         let yc: ColRef<'_, f64> = self.yc.as_ref();
-        let mut evaluate = |params: &[f64], seed: u64| -> Result<(f64, Vec<f64>)> {
+        let evaluate = |params: &[f64], seed: u64| -> Result<(f64, Vec<f64>)> {
             let (noise_variance, kernel_params) =
                 crate::exact::model::split_log_params(&kernel, params)?;
             kernel.set_log_params(kernel_params)?;
@@ -90,25 +90,37 @@ impl<K: Kernel + Clone> IterativeGp<K> {
             let est = estimate(&problem, &self.options, seed)?;
             Ok((-est.lml, est.grad.iter().map(|g| -g).collect()))
         };
-        let seed = self.options.seed;
-        let result = match options.optimizer {
-            IterativeOptimizer::Adam(opts) => {
-                let mut step = 0u64;
-                adam(
-                    |params: &[f64]| {
-                        let out = evaluate(params, seed.wrapping_add(step));
-                        step += 1;
-                        out
-                    },
-                    &x0,
-                    &opts,
-                )?
-            }
-            IterativeOptimizer::Lbfgs(opts) => {
-                lbfgs(|params: &[f64]| evaluate(params, seed), &x0, &opts)?
-            }
-        };
+        let result = minimize_estimated_nlml(&x0, self.options.seed, options, evaluate)?;
         let model = self.with_log_params(&result.x)?;
         Ok(IterativeTrained { model, result })
+    }
+}
+
+/// Minimizes a negative log-likelihood estimated with probes drawn from a seed, as the
+/// iterative models train: Adam with fresh probes at every step (seed `seed + step`), or
+/// L-BFGS with the same probes at every evaluation (seed `seed`). `evaluate(params, seed)`
+/// returns the objective and its gradient.
+pub(crate) fn minimize_estimated_nlml(
+    x0: &[f64],
+    seed: u64,
+    options: &IterativeTrainOptions,
+    mut evaluate: impl FnMut(&[f64], u64) -> Result<(f64, Vec<f64>)>,
+) -> Result<OptimResult> {
+    match options.optimizer {
+        IterativeOptimizer::Adam(opts) => {
+            let mut step = 0u64;
+            adam(
+                |params: &[f64]| {
+                    let out = evaluate(params, seed.wrapping_add(step));
+                    step += 1;
+                    out
+                },
+                x0,
+                &opts,
+            )
+        }
+        IterativeOptimizer::Lbfgs(opts) => {
+            lbfgs(|params: &[f64]| evaluate(params, seed), x0, &opts)
+        }
     }
 }

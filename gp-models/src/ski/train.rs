@@ -5,14 +5,15 @@
 //! The grid and the interpolation weights depend on the data only, so every evaluation
 //! rebuilds just the Toeplitz factors of `K_G` (`O(Σ_l m_l log m_l)`). The optimizers and
 //! their probe policies are those of the iterative exact GP
-//! ([`IterativeOptimizer`]): Adam with fresh probes at every step
+//! ([`IterativeOptimizer`](crate::IterativeOptimizer)): Adam with fresh probes at every step
 //! (seed `seed + step`, the default) or L-BFGS with fixed probes (seed `seed`).
 
 use gp_kernels::Kernel;
 
 use crate::error::Result;
-use crate::iterative::{IterativeOptimizer, IterativeTrainOptions};
-use crate::optim::{adam, lbfgs, OptimResult};
+use crate::iterative::train::minimize_estimated_nlml;
+use crate::iterative::IterativeTrainOptions;
+use crate::optim::OptimResult;
 use crate::ski::model::Ski;
 
 /// Options of [`Ski::optimize`]: the optimizer (the solver settings are the model's
@@ -44,24 +45,7 @@ impl<K: Kernel + Clone> Ski<K> {
             let est = model.lml_and_grad_estimate_with_seed(seed)?;
             Ok((-est.lml, est.grad.iter().map(|g| -g).collect()))
         };
-        let seed = self.options.seed;
-        let result = match options.optimizer {
-            IterativeOptimizer::Adam(opts) => {
-                let mut step = 0u64;
-                adam(
-                    |params: &[f64]| {
-                        let out = evaluate(params, seed.wrapping_add(step));
-                        step += 1;
-                        out
-                    },
-                    &x0,
-                    &opts,
-                )?
-            }
-            IterativeOptimizer::Lbfgs(opts) => {
-                lbfgs(|params: &[f64]| evaluate(params, seed), &x0, &opts)?
-            }
-        };
+        let result = minimize_estimated_nlml(&x0, self.options.seed, options, evaluate)?;
         let model = self.with_log_params(&result.x)?;
         Ok(SkiTrained { model, result })
     }
