@@ -71,6 +71,23 @@ impl<K: std::fmt::Debug> std::fmt::Debug for ExactGp<K> {
     }
 }
 
+/// The hyperparameter names of a GP model: the kernel's, then [`LOG_NOISE_NAME`].
+pub(crate) fn param_names_with_noise<K: Kernel + ?Sized>(kernel: &K) -> Vec<String> {
+    let mut names = kernel.param_names();
+    names.push(LOG_NOISE_NAME.to_string());
+    names
+}
+
+/// The log hyperparameters of a GP model: the kernel's, then `log σ²`.
+pub(crate) fn log_params_with_noise<K: Kernel + ?Sized>(
+    kernel: &K,
+    noise_variance: f64,
+) -> Vec<f64> {
+    let mut p = kernel.log_params();
+    p.push(noise_variance.ln());
+    p
+}
+
 /// Splits a flat log-hyperparameter vector into the noise variance (natural scale, checked)
 /// and the kernel's part, checking the length.
 pub(crate) fn split_log_params<'p, K: Kernel + ?Sized>(
@@ -265,16 +282,12 @@ impl<K: Kernel> ExactGp<K> {
     /// Names of the hyperparameters in the order of [`log_params`](Self::log_params): the
     /// kernel's names, then `"log_noise_variance"`.
     pub fn param_names(&self) -> Vec<String> {
-        let mut names = self.kernel.param_names();
-        names.push(LOG_NOISE_NAME.to_string());
-        names
+        param_names_with_noise(&self.kernel)
     }
 
     /// All hyperparameters as logarithms: the kernel's, then `log σ²`.
     pub fn log_params(&self) -> Vec<f64> {
-        let mut p = self.kernel.log_params();
-        p.push(self.noise_variance.ln());
-        p
+        log_params_with_noise(&self.kernel, self.noise_variance)
     }
 
     /// `log p(y | X, θ) = −½ (y − m)ᵀα − ½ log det(K + σ²I) − (n/2) log 2π`, from the cached

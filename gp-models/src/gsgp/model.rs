@@ -8,7 +8,7 @@ use gp_solvers::factorized::OperatorSystem;
 use gp_structured::{InterpolationOptions, InterpolationWeights, RegularGrid, SufficientStats};
 
 use crate::error::{ModelError, Result};
-use crate::exact::model::{split_log_params, LOG_NOISE_NAME};
+use crate::exact::model::{log_params_with_noise, param_names_with_noise, split_log_params};
 use crate::gsgp::log_det::LogDetFactor;
 use crate::gsgp::memory::gsgp_memory;
 use crate::gsgp::options::GsgpOptions;
@@ -318,16 +318,12 @@ impl<K: Kernel> Gsgp<K> {
 
     /// Names of the hyperparameters: the kernel's, then `"log_noise_variance"`.
     pub fn param_names(&self) -> Vec<String> {
-        let mut names = self.kernel.param_names();
-        names.push(LOG_NOISE_NAME.to_string());
-        names
+        param_names_with_noise(&self.kernel)
     }
 
     /// All hyperparameters as logarithms: the kernel's, then `log σ²`.
     pub fn log_params(&self) -> Vec<f64> {
-        let mut p = self.kernel.log_params();
-        p.push(self.noise_variance.ln());
-        p
+        log_params_with_noise(&self.kernel, self.noise_variance)
     }
 
     /// Interpolation weights of test points on the model's grid.

@@ -9,7 +9,7 @@ use gp_kernels::Kernel;
 use gp_linalg::LowRankPlusDiagonal;
 
 use crate::error::{ModelError, Result};
-use crate::exact::model::{split_log_params, LOG_NOISE_NAME};
+use crate::exact::model::{log_params_with_noise, param_names_with_noise, split_log_params};
 use crate::iterative::estimate::{LmlEstimate, SolveReport};
 use crate::iterative::lml::{estimate, Problem};
 use crate::iterative::options::IterativeOptions;
@@ -246,16 +246,12 @@ impl<K: Kernel> IterativeGp<K> {
     /// Names of the hyperparameters (as [`ExactGp::param_names`](crate::ExactGp::param_names)):
     /// the kernel's, then `"log_noise_variance"`.
     pub fn param_names(&self) -> Vec<String> {
-        let mut names = self.kernel.param_names();
-        names.push(LOG_NOISE_NAME.to_string());
-        names
+        param_names_with_noise(&self.kernel)
     }
 
     /// All hyperparameters as logarithms: the kernel's, then `log σ²`.
     pub fn log_params(&self) -> Vec<f64> {
-        let mut p = self.kernel.log_params();
-        p.push(self.noise_variance.ln());
-        p
+        log_params_with_noise(&self.kernel, self.noise_variance)
     }
 
     /// The estimate of the log marginal likelihood and its gradient with the probes of

@@ -7,7 +7,7 @@ use gp_kernels::Kernel;
 use gp_structured::{InterpolationOptions, InterpolationWeights, RegularGrid};
 
 use crate::error::{ModelError, Result};
-use crate::exact::model::{split_log_params, LOG_NOISE_NAME};
+use crate::exact::model::{log_params_with_noise, param_names_with_noise, split_log_params};
 use crate::iterative::SolveReport;
 use crate::ski::grid_kernel::GridKernel;
 use crate::ski::memory::SkiMemory;
@@ -269,16 +269,12 @@ impl<K: Kernel> Ski<K> {
 
     /// Names of the hyperparameters: the kernel's, then `"log_noise_variance"`.
     pub fn param_names(&self) -> Vec<String> {
-        let mut names = self.kernel.param_names();
-        names.push(LOG_NOISE_NAME.to_string());
-        names
+        param_names_with_noise(&self.kernel)
     }
 
     /// All hyperparameters as logarithms: the kernel's, then `log σ²`.
     pub fn log_params(&self) -> Vec<f64> {
-        let mut p = self.kernel.log_params();
-        p.push(self.noise_variance.ln());
-        p
+        log_params_with_noise(&self.kernel, self.noise_variance)
     }
 
     /// The interpolation options of the model (scheme and out-of-grid policy).
