@@ -30,6 +30,26 @@ pub struct Prediction {
     pub variance: Col<f64>,
 }
 
+impl Prediction {
+    /// The prediction from a mean and latent variances, adding the noise variance `σ²` for
+    /// the predictive variance.
+    pub fn from_latent(mean: Col<f64>, latent_variance: Col<f64>, noise_variance: f64) -> Self {
+        let variance = with_noise(&latent_variance, noise_variance);
+        Self {
+            mean,
+            latent_variance,
+            variance,
+        }
+    }
+}
+
+/// Latent variances plus the noise variance: the predictive variances of noisy observations.
+pub(crate) fn with_noise(latent_variance: &Col<f64>, noise_variance: f64) -> Col<f64> {
+    Col::from_fn(latent_variance.nrows(), |i| {
+        latent_variance[i] + noise_variance
+    })
+}
+
 /// What a block computation should produce.
 #[derive(Clone, Copy, PartialEq)]
 enum Want {
@@ -57,23 +77,18 @@ impl<K: Kernel> ExactGp<K> {
     /// latent variance plus the noise variance `σ²`.
     pub fn predict_variance(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>> {
         let latent = self.predict_latent_variance(x_test)?;
-        Ok(Col::from_fn(latent.nrows(), |i| {
-            latent[i] + self.noise_variance
-        }))
+        Ok(with_noise(&latent, self.noise_variance))
     }
 
     /// Mean, latent variance and predictive variance in one pass (the cross-covariance is
     /// computed once).
     pub fn predict(&self, x_test: MatRef<'_, f64>) -> Result<Prediction> {
         let (mean, latent_variance) = self.predict_blocks(x_test, Want::Both)?;
-        let variance = Col::from_fn(latent_variance.nrows(), |i| {
-            latent_variance[i] + self.noise_variance
-        });
-        Ok(Prediction {
+        Ok(Prediction::from_latent(
             mean,
             latent_variance,
-            variance,
-        })
+            self.noise_variance,
+        ))
     }
 
     /// The full `m × m` posterior covariance of the latent function at the rows of

@@ -15,6 +15,7 @@ use gp_solvers::factorized::StartVector;
 use rayon::prelude::*;
 
 use crate::error::Result;
+use crate::exact::predict::with_noise;
 use crate::exact::Prediction;
 use crate::gsgp::model::{Gsgp, MeanCache};
 use crate::gsgp::solve::factorized_report;
@@ -144,9 +145,7 @@ impl<K: Kernel> Gsgp<K> {
     /// Errors as [`predict_mean`](Self::predict_mean).
     pub fn predict_variance(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>> {
         let latent = self.predict_latent_variance(x_test)?;
-        Ok(Col::from_fn(latent.nrows(), |i| {
-            latent[i] + self.noise_variance
-        }))
+        Ok(with_noise(&latent, self.noise_variance))
     }
 
     /// Mean, latent variance and predictive variance.
@@ -155,14 +154,11 @@ impl<K: Kernel> Gsgp<K> {
     pub fn predict(&self, x_test: MatRef<'_, f64>) -> Result<Prediction> {
         let mean = self.predict_mean(x_test)?;
         let latent_variance = self.predict_latent_variance(x_test)?;
-        let variance = Col::from_fn(latent_variance.nrows(), |i| {
-            latent_variance[i] + self.noise_variance
-        });
-        Ok(Prediction {
+        Ok(Prediction::from_latent(
             mean,
             latent_variance,
-            variance,
-        })
+            self.noise_variance,
+        ))
     }
 
     /// The full posterior covariance of the latent function at the rows of `x_test`

@@ -18,6 +18,7 @@ use gp_solvers::{cg, CgOptions};
 
 use crate::cg_report::{check_breakdown, solve_report};
 use crate::error::Result;
+use crate::exact::predict::with_noise;
 use crate::exact::Prediction;
 use crate::iterative::{SolveReport, VARIANCE_BLOCK};
 use crate::ski::model::{MeanCache, Ski};
@@ -135,9 +136,7 @@ impl<K: Kernel> Ski<K> {
     /// Errors as [`predict_mean`](Self::predict_mean).
     pub fn predict_variance(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>> {
         let latent = self.predict_latent_variance(x_test)?;
-        Ok(Col::from_fn(latent.nrows(), |i| {
-            latent[i] + self.noise_variance
-        }))
+        Ok(with_noise(&latent, self.noise_variance))
     }
 
     /// Mean, latent variance and predictive variance.
@@ -146,14 +145,11 @@ impl<K: Kernel> Ski<K> {
     pub fn predict(&self, x_test: MatRef<'_, f64>) -> Result<Prediction> {
         let mean = self.predict_mean(x_test)?;
         let latent_variance = self.predict_latent_variance(x_test)?;
-        let variance = Col::from_fn(latent_variance.nrows(), |i| {
-            latent_variance[i] + self.noise_variance
-        });
-        Ok(Prediction {
+        Ok(Prediction::from_latent(
             mean,
             latent_variance,
-            variance,
-        })
+            self.noise_variance,
+        ))
     }
 
     /// The full posterior covariance of the latent function at the rows of `x_test`
