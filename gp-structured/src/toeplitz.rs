@@ -10,8 +10,9 @@
 
 use std::sync::Arc;
 
+use faer::linalg::matmul::matmul;
 use faer::reborrow::ReborrowMut;
-use faer::{Col, ColMut, ColRef, Mat, MatMut, MatRef};
+use faer::{Accum, Col, ColMut, ColRef, Mat, MatMut, MatRef};
 use gp_linalg::validate::{check_finite_slice, check_shape};
 use gp_linalg::LinearOperator;
 use rayon::prelude::*;
@@ -67,7 +68,17 @@ pub struct SymmetricToeplitz {
     scaled_spectrum: Vec<f64>,
     fft: RealFftPair,
     pool: Pool<ToeplitzWorkspace>,
+    /// The matrix itself for orders up to [`DENSE_BLOCK_MAX_ORDER`]: blocks of columns are
+    /// then multiplied by one GEMM, which beats one FFT pair per column at these sizes.
+    dense: Option<Mat<f64>>,
 }
+
+/// Largest order for which a [`SymmetricToeplitz`] also keeps its dense matrix (at most
+/// 512 KiB) and multiplies blocks of two or more columns by GEMM. Kronecker products apply
+/// each factor to blocks of `m / m_l` fibres, where for small factors (the usual 1-D grids
+/// of 10–200 points) one GEMM is several times faster than `m / m_l` FFT pairs of length
+/// ~2 m_l.
+pub const DENSE_BLOCK_MAX_ORDER: usize = 256;
 
 impl std::fmt::Debug for SymmetricToeplitz {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -85,6 +96,7 @@ impl Clone for SymmetricToeplitz {
             scaled_spectrum: self.scaled_spectrum.clone(),
             fft: self.fft.clone(),
             pool: Pool::new(),
+            dense: self.dense.clone(),
         }
     }
 }
@@ -141,11 +153,14 @@ impl SymmetricToeplitz {
             .iter()
             .map(|z| z.re * inv_len)
             .collect();
+        let dense = (m <= DENSE_BLOCK_MAX_ORDER)
+            .then(|| Mat::from_fn(m, m, |i, j| first_column[i.abs_diff(j)]));
         Ok(Self {
             first_column: first_column.to_vec(),
             scaled_spectrum,
             fft,
             pool: Pool::new(),
+            dense,
         })
     }
 
@@ -284,6 +299,12 @@ impl LinearOperator for SymmetricToeplitz {
         self.give_workspace(ws);
     }
     fn matmat(&self, x: MatRef<'_, f64>, out: MatMut<'_, f64>) {
+        if let (Some(a), true) = (&self.dense, x.ncols() >= 2) {
+            let m = a.nrows() as f64;
+            let par = gp_linalg::parallelism_for(2.0 * m * m * x.ncols() as f64);
+            matmul(out, Accum::Replace, a.as_ref(), x, 1.0, par);
+            return;
+        }
         self.for_column_chunks(x, out, |xc, mut oc, ws| {
             for j in 0..xc.ncols() {
                 self.apply_unchecked(xc.col(j), oc.rb_mut().col_mut(j), ws);

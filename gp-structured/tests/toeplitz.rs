@@ -199,17 +199,42 @@ fn workspace_products_match_trait_products_and_are_reusable() {
 
 #[test]
 fn parallel_block_products_agree_with_sequential() {
+    // m = 33 takes the dense GEMM path for blocks, m = 300 the per-column FFT path (split
+    // across threads under rayon); both must be deterministic.
     let mut rng = ChaCha8Rng::seed_from_u64(11);
-    let c = random_vec(&mut rng, 33);
-    let t = SymmetricToeplitz::new(&c).unwrap();
-    let x = random_mat(&mut rng, 33, 7);
-    let before = gp_linalg::parallelism_setting();
-    gp_linalg::set_parallelism(gp_linalg::Par::Seq);
-    let seq = t.apply_block(x.as_ref()).unwrap();
-    gp_linalg::set_parallelism(gp_linalg::Par::rayon(3));
-    let par = t.apply_block(x.as_ref());
-    gp_linalg::restore_parallelism(before);
-    assert_eq!((&seq - &par.unwrap()).norm_max(), 0.0);
+    for m in [33, 300] {
+        let c = random_vec(&mut rng, m);
+        let t = SymmetricToeplitz::new(&c).unwrap();
+        let x = random_mat(&mut rng, m, 7);
+        let before = gp_linalg::parallelism_setting();
+        gp_linalg::set_parallelism(gp_linalg::Par::Seq);
+        let seq = t.apply_block(x.as_ref()).unwrap();
+        gp_linalg::set_parallelism(gp_linalg::Par::rayon(3));
+        let par = t.apply_block(x.as_ref());
+        gp_linalg::restore_parallelism(before);
+        assert_eq!((&seq - &par.unwrap()).norm_max(), 0.0, "m = {m}");
+    }
+}
+
+#[test]
+fn block_products_match_column_products_on_both_paths() {
+    // Orders on both sides of DENSE_BLOCK_MAX_ORDER: the block product (GEMM below it, FFT
+    // per column above it) equals the per-column FFT product to FFT round-off.
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    let max = gp_structured::toeplitz::DENSE_BLOCK_MAX_ORDER;
+    for m in [2, 17, max, max + 1, 400] {
+        let c = random_vec(&mut rng, m);
+        let t = SymmetricToeplitz::new(&c).unwrap();
+        let x = random_mat(&mut rng, m, 5);
+        let block = t.apply_block(x.as_ref()).unwrap();
+        let dense = dense_toeplitz(&c) * &x;
+        for j in 0..5 {
+            let col = t.apply(x.col(j)).unwrap();
+            let tol = fft_tol(&c, t.embedding_length(), x.col(j).norm_l2());
+            assert!((&col - block.col(j)).norm_max() <= 2.0 * tol, "m = {m}");
+            assert!((&col - dense.col(j)).norm_max() <= tol, "m = {m}");
+        }
+    }
 }
 
 #[test]
