@@ -158,21 +158,58 @@ pub enum ModelError {
         /// Where the limit came from (the option, `/proc/meminfo`, or the fixed cap).
         limit_source: &'static str,
     },
-    /// The GSGP log determinant needs the dense eigendecomposition of every Toeplitz factor of
-    /// `K_G` (`m_l × m_l` per dimension) and a CSR copy of `S`, and these would need more
-    /// memory than allowed.
+    /// The GSGP log determinant needs a square root of every Toeplitz factor of `K_G` (dense
+    /// eigendecompositions, `m_l × m_l`, up to
+    /// [`GsgpOptions::log_det_dense_factor_max`](crate::GsgpOptions::log_det_dense_factor_max),
+    /// `O(m_l)` circulant square roots above), its probe vectors and a CSR copy of `S`, and
+    /// these would need more memory than allowed (see
+    /// [`gsgp::log_det`](crate::gsgp::log_det)).
     #[error(
-        "the GSGP log determinant needs the dense eigendecompositions of the grid kernel's \
-         Toeplitz factors (sizes {sizes:?}) and a CSR copy of S, about {estimated_bytes} \
-         bytes, more than the limit of {limit_bytes} bytes ({limit_source}); use fewer grid \
-         points per dimension (the mean and covariances do not need these factors)"
+        "the GSGP log determinant needs square roots of the grid kernel's Toeplitz factors \
+         (sizes {sizes:?}: dense eigendecompositions up to GsgpOptions::log_det_dense_factor_max \
+         points, circulant square roots above), its probe vectors and a CSR copy of S, about \
+         {estimated_bytes} bytes, more than the limit of {limit_bytes} bytes ({limit_source}); \
+         use fewer grid points per dimension or a smaller log_det_dense_factor_max (the mean \
+         and covariances do not need these factors)"
     )]
     LogDetFactorTooLarge {
         /// Grid points per dimension.
         sizes: Vec<usize>,
-        /// `24 Σ_l m_l²` bytes (matrix, eigenvectors, workspace) plus `16 nnz(S) + 8 (m + 1)`
-        /// for the CSR copy of `S`, saturating.
+        /// `24 m_l²` bytes per dense factor (matrix, eigenvectors, workspace), `64 M_l` per
+        /// circulant factor of embedding length `M_l`, `8 (4t + 8) (r − m)` for probe vectors
+        /// longer than `m`, plus `16 nnz(S) + 8 (m + 1)` for the CSR copy of `S`, saturating.
         estimated_bytes: u128,
+        /// The limit it was compared with, in bytes.
+        limit_bytes: u64,
+        /// Where the limit came from.
+        limit_source: &'static str,
+    },
+    /// The circulant embedding of a large Toeplitz factor of `K_G`, needed for the GSGP log
+    /// determinant's square root, stayed indefinite even when lengthened (the 1-D kernel has
+    /// not decayed over the embedded lags, e.g. a length scale much longer than the grid), and
+    /// the dense eigendecomposition that would replace it does not fit in memory.
+    #[error(
+        "the GSGP log determinant needs a square root of the Toeplitz factor of dimension {dim} \
+         ({size} grid points): its circulant embedding stays indefinite up to length \
+         {embedding} (eigenvalues from {min_eigenvalue:e} to {max_eigenvalue:e}; the 1-D \
+         kernel has not decayed over the embedded lags), and the dense eigendecomposition that \
+         would replace it needs about {dense_bytes} bytes, more than the limit of {limit_bytes} \
+         bytes ({limit_source}); use a length scale shorter than the grid's extent along this \
+         dimension, fewer grid points on it, or a larger memory limit"
+    )]
+    LogDetEmbeddingIndefinite {
+        /// The dimension `l` of the factor.
+        dim: usize,
+        /// Its grid points `m_l`.
+        size: usize,
+        /// The longest embedding length tried.
+        embedding: usize,
+        /// The smallest eigenvalue of that embedding (negative beyond round-off).
+        min_eigenvalue: f64,
+        /// Its largest eigenvalue.
+        max_eigenvalue: f64,
+        /// `24 m_l²`: what the dense fallback would need (the CSR copy of `S` comes on top).
+        dense_bytes: u128,
         /// The limit it was compared with, in bytes.
         limit_bytes: u64,
         /// Where the limit came from.

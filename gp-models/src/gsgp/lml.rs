@@ -33,7 +33,7 @@ use rayon::prelude::*;
 
 use crate::cg_report::{check_breakdown, mean_and_std_error, solve_report};
 use crate::error::{ModelError, Result};
-use crate::gsgp::log_det::{LogDetFactor, SymmetrizedOperator};
+use crate::gsgp::log_det::{LogDetFactor, LogDetFactorKind, LogDetSettings, SymmetrizedOperator};
 use crate::gsgp::model::Gsgp;
 use crate::gsgp::solve::factorized_report;
 use crate::iterative::{LmlEstimate, PhaseTimes, SolveReport};
@@ -48,12 +48,29 @@ impl<K: Kernel> Gsgp<K> {
     /// The factor `L` of the log determinant, built on first use.
     fn log_det_factor(&self) -> Result<&LogDetFactor> {
         let cached = self.log_det_factor.get_or_init(|| {
-            LogDetFactor::new(
-                &self.grid_kernel,
-                self.stats.gram(),
-                self.options.memory_limit,
-            )
-            .map(Arc::new)
+            let settings = LogDetSettings {
+                dense_factor_max: self.options.log_det_dense_factor_max,
+                probes: self.options.probes,
+                memory_limit: self.options.memory_limit,
+            };
+            // The unit-scale 1-D kernels at lags beyond the grid, for circulant embeddings
+            // longer than `2 m_l` (the grid kernel's columns stop at lag `m_l − 1`).
+            let separable = self.kernel.separable_factors();
+            let axes = self.grid().axes();
+            let lag = |l: usize, j: usize| -> f64 {
+                match (
+                    separable.as_ref().and_then(|s| s.factors.get(l)),
+                    axes.get(l),
+                ) {
+                    (Some(k), Some(a)) => k.eval(&[a.point(0)], &[a.point(j)]),
+                    _ => f64::NAN,
+                }
+            };
+            let lag_ref: Option<&dyn Fn(usize, usize) -> f64> = separable
+                .is_some()
+                .then_some(&lag as &dyn Fn(usize, usize) -> f64);
+            LogDetFactor::new(&self.grid_kernel, self.stats.gram(), &settings, lag_ref)
+                .map(Arc::new)
         });
         match cached {
             Ok(f) => Ok(f.as_ref()),
@@ -61,14 +78,27 @@ impl<K: Kernel> Gsgp<K> {
         }
     }
 
-    /// The dimension `r ≤ m` of the probes of the log determinant (the order of the
-    /// symmetrized operator `I_r + Lᵀ S L/σ²`, see [`gsgp::log_det`](crate::gsgp::log_det)).
-    /// Building it on first use costs the dense eigendecompositions of the Toeplitz factors.
+    /// The dimension `r = Π_l r_l` of the probes of the log determinant (the order of the
+    /// symmetrized operator `I_r + Lᵀ S L/σ²`, see [`gsgp::log_det`](crate::gsgp::log_det)):
+    /// `r_l ≤ m_l` for a dense eigen factor, the embedding length `M_l ≥ 2m_l − 1` for a
+    /// circulant one ([`log_det_factor_kinds`](Self::log_det_factor_kinds)). Building the
+    /// factor on first use costs the dense eigendecompositions of the small Toeplitz factors
+    /// and a few real FFTs for the large ones.
     ///
-    /// Errors: [`ModelError::LogDetFactorTooLarge`], [`ModelError::Linalg`] if an
+    /// Errors: [`ModelError::LogDetFactorTooLarge`],
+    /// [`ModelError::LogDetEmbeddingIndefinite`], [`ModelError::Linalg`] if an
     /// eigendecomposition does not converge.
     pub fn log_det_dim(&self) -> Result<usize> {
         Ok(self.log_det_factor()?.rank())
+    }
+
+    /// How the square root of each Toeplitz factor is represented in the log determinant
+    /// (one entry per dimension; see [`gsgp::log_det`](crate::gsgp::log_det) and
+    /// [`GsgpOptions::log_det_dense_factor_max`](crate::GsgpOptions::log_det_dense_factor_max)).
+    ///
+    /// Errors as [`log_det_dim`](Self::log_det_dim).
+    pub fn log_det_factor_kinds(&self) -> Result<Vec<LogDetFactorKind>> {
+        Ok(self.log_det_factor()?.kinds().to_vec())
     }
 
     /// The estimate of the log marginal likelihood (gradient fields empty) with the probes of

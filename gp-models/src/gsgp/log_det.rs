@@ -15,13 +15,54 @@
 //! method (spec §3.10 and §7 item 13, which asks to validate such an `m`-space variant against
 //! the dense log determinant: see the tests).
 //!
-//! `L = √s ⊗_l Q_l Λ_l^{1/2}` from the symmetric eigendecompositions `T_l = Q_l Λ_l Q_lᵀ` of
-//! the unit-scale Toeplitz factors (dense, `O(m_l³)` once per hyperparameter setting), keeping
-//! the eigenvalues above `m_l · ε · λ_max` (the others are round-off of a numerically
-//! singular factor and change `K_G` only at round-off level). This truncation makes `r ≤ m`,
-//! often much smaller for smooth kernels on fine grids. One product with `H` costs one `S`
-//! product (with a CSR copy of `S`, exact zeros dropped) and two Kronecker products with
-//! dense factors (`O(m Σ_l r_l)`): independent of `n`.
+//! The identity holds for *any* `L` with `L Lᵀ = K_G`, of any number of columns `r`, so
+//! `L = √s ⊗_l F_l` with one square root `F_l F_lᵀ = T_l` (`m_l × r_l`, `r = Π_l r_l`) per
+//! unit-scale Toeplitz factor, each of one of two kinds
+//! ([`LogDetFactorKind`], chosen per factor by
+//! [`GsgpOptions::log_det_dense_factor_max`](crate::GsgpOptions::log_det_dense_factor_max)):
+//!
+//! * **dense eigen factor** (`m_l ≤` that option, default 2048): `F_l = Q_l Λ_l^{1/2}` from
+//!   the symmetric eigendecomposition `T_l = Q_l Λ_l Q_lᵀ` (dense, `O(m_l³)` time and
+//!   `O(m_l²)` memory once per hyperparameter setting), keeping the eigenvalues above
+//!   `m_l · ε · λ_max` (the others are round-off of a numerically singular factor and change
+//!   `K_G` only at round-off level). This truncation makes `r_l ≤ m_l`, often much smaller for
+//!   smooth kernels on fine grids, and a product costs `O(m_l r_l)` per fibre;
+//! * **circulant square root** (larger `m_l`): `T_l = E C_l Eᵀ` for a symmetric circulant
+//!   embedding `C_l` of order `M_l ≥ 2m_l − 1` (its first column holds the 1-D kernel at the
+//!   circular lags, `E = [I 0]`), and `F_l = E C_l^{1/2}` (`r_l = M_l`) with `C_l^{1/2}` the
+//!   symmetric circulant with eigenvalues `√λ` (`λ` = the real FFT of `C_l`'s first column).
+//!   Then `F_l F_lᵀ = E C_l Eᵀ = T_l` *exactly*, not approximately: the only change is that
+//!   eigenvalues `λ_k ∈ [−M ε λ_max, 0)`, round-off of a semi-definite embedding, are set to 0,
+//!   which moves the entries of `T_l` by at most `2 M ε λ_max`. It needs `O(M_l)` memory and
+//!   a product costs two real FFTs of length `M_l` per fibre. An embedding that is clearly
+//!   indefinite (a kernel that has not decayed over the embedded lags) is lengthened with the
+//!   kernel's own values at further lags; if that fails the dense factor is used when it fits
+//!   in memory, else the estimate is refused with
+//!   [`ModelError::LogDetEmbeddingIndefinite`].
+//!   See `circulant_root` (private) for the embedding and why the kernel's lags are used.
+//!
+//! **Probe noise.** Both kinds are exact square roots, so they give the same `H` up to an
+//! orthogonal change of basis and the same log determinant, but not the same SLQ variance,
+//! which grows with the off-diagonal mass of `log H` in the basis the Rademacher probes live
+//! in. The eigenbasis of `T_l` nearly diagonalizes `H` when `S` is close to a multiple of the
+//! identity (data in every grid cell), so the dense factor's standard error is small; the
+//! circulant factor's basis (nodes of the embedding circle) does not, and its standard error
+//! is larger when the kernel spans many grid cells. Measured with 30 probes on 20 000 uniform
+//! 1-D points, σ² = 0.01: `m = 2048`, `ℓ ≈ 1.7 h`: ±3.4 (dense) against ±31 (circulant);
+//! `m = 256`, `ℓ ≈ 0.2 h`: ±4.0 against ±0.9. On SOUND at `m = 8000` the circulant factor's
+//! ±56 is still half of SKI's ±108 with `n`-dimensional probes. The dense factor is slower
+//! (at `m = 2048` its build takes seconds and each product streams `m_l r_l` entries) but
+//! usually needs fewer probes, hence the default threshold.
+//!
+//! One product with `H` costs one `S` product (with a CSR copy of `S`, exact zeros dropped)
+//! and two Kronecker products `L v`, `Lᵀ u` with these factors, mode by mode: independent of
+//! `n`. The memory is checked before the factors are built
+//! ([`ModelError::LogDetFactorTooLarge`]):
+//! `24 m_l²` bytes per dense factor (matrix, eigenvectors, workspace), `64 M_l` per circulant
+//! one (its column and half spectrum, FFT buffers and gathered fibres), `16 nnz(S) + 8(m + 1)`
+//! for the CSR copy of `S`, and `8 (4t + 8) (r − m)` for the `r`-vectors of the probe solves
+//! (`t` probes) beyond the `m`-vectors [`gsgp_memory`](super::gsgp_memory) already counts
+//! (nothing when `r ≤ m`, as with dense factors only).
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, ColMut, ColRef, Mat, MatMut, MatRef, Par, Side};
@@ -30,37 +71,188 @@ use gp_structured::StencilGram;
 use rayon::prelude::*;
 
 use crate::error::{ModelError, Result};
+use crate::gsgp::circulant_root::{find_embedding, CirculantRoot};
 use crate::ski::memory::resolve_limit;
 use crate::ski::GridKernel;
+
+/// Bytes per dense-factor entry `m_l²` of the estimate (matrix, eigenvectors, workspace).
+const DENSE_BYTES_PER_ENTRY: u128 = 24;
+
+/// Bytes per embedding entry `M_l` of a circulant factor in the estimate: the root's first
+/// column and half spectrum (16), pooled FFT buffers and the gathered input and output
+/// fibres of the concurrent products (48).
+const CIRCULANT_BYTES_PER_ENTRY: u128 = 64;
+
+/// How the square root `F_l` (`F_l F_lᵀ = T_l`) of one Toeplitz factor of `K_G` is
+/// represented (see the [module documentation](self)); reported by
+/// [`Gsgp::log_det_factor_kinds`](crate::Gsgp::log_det_factor_kinds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogDetFactorKind {
+    /// `Q Λ^{1/2}` from the dense eigendecomposition of `T_l`, eigenvalues at round-off level
+    /// dropped.
+    DenseEigen {
+        /// The order `m_l` of `T_l`.
+        size: usize,
+        /// The number `r_l ≤ m_l` of eigenvalues kept.
+        rank: usize,
+        /// Whether `m_l` is above
+        /// [`GsgpOptions::log_det_dense_factor_max`](crate::GsgpOptions::log_det_dense_factor_max)
+        /// but its circulant embedding stayed indefinite, so the dense factor was used instead.
+        fallback: bool,
+    },
+    /// `E C^{1/2}` from a nonnegative circulant embedding `C` of `T_l`.
+    Circulant {
+        /// The order `m_l` of `T_l`.
+        size: usize,
+        /// The embedding length `M_l = r_l ≥ 2m_l − 1`.
+        embedding: usize,
+    },
+}
+
+impl LogDetFactorKind {
+    /// The number of columns `r_l` of the factor.
+    pub fn rank(&self) -> usize {
+        match *self {
+            Self::DenseEigen { rank, .. } => rank,
+            Self::Circulant { embedding, .. } => embedding,
+        }
+    }
+}
+
+/// What [`LogDetFactor::new`] needs from the options.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LogDetSettings {
+    /// Largest factor order that gets a dense eigen factor.
+    pub dense_factor_max: usize,
+    /// Probes per estimate (for the memory estimate).
+    pub probes: usize,
+    /// The memory limit (see [`resolve_limit`]).
+    pub memory_limit: Option<u64>,
+}
+
+/// One square root `F_l` (`m_l × r_l`).
+enum Factor {
+    Dense(Mat<f64>),
+    Circulant(CirculantRoot),
+}
+
+impl Factor {
+    fn nrows(&self) -> usize {
+        match self {
+            Self::Dense(f) => f.nrows(),
+            Self::Circulant(c) => c.nrows(),
+        }
+    }
+
+    fn ncols(&self) -> usize {
+        match self {
+            Self::Dense(f) => f.ncols(),
+            Self::Circulant(c) => c.ncols(),
+        }
+    }
+}
+
+/// The per-factor decision before anything large is built.
+enum Plan {
+    Dense { fallback: bool },
+    Circulant { spectrum: Vec<f64> },
+}
 
 /// The factor `L = ⊗_l F_l` (`F_l` is `m_l × r_l`, the output scale folded into `F_0`), and
 /// `S` in CSR form (exact zeros dropped), whose products are much cheaper than the
 /// stencil's on small grids where most nodes are near the boundary.
 pub(crate) struct LogDetFactor {
-    factors: Vec<Mat<f64>>,
+    factors: Vec<Factor>,
+    kinds: Vec<LogDetFactorKind>,
     gram_csr: SparseOperator,
 }
 
 impl LogDetFactor {
     /// The factor of `grid_kernel` (see the [module documentation](self)) and the CSR copy
-    /// of `gram`, after checking that the dense eigendecompositions and the copy fit in
-    /// `memory_limit`.
+    /// of `gram`, after checking that the factors, the probe vectors and the copy fit in the
+    /// memory limit. `lag(l, j)`, when given, is the unit-scale 1-D kernel of dimension `l`
+    /// at `j` grid spacings (also `j ≥ m_l`), used to lengthen indefinite circulant
+    /// embeddings.
     pub(crate) fn new(
         grid_kernel: &GridKernel,
         gram: &StencilGram,
-        memory_limit: Option<u64>,
+        settings: &LogDetSettings,
+        lag: Option<&dyn Fn(usize, usize) -> f64>,
     ) -> Result<Self> {
         let sizes: Vec<usize> = (0..)
             .map_while(|l| grid_kernel.first_column(l).map(<[f64]>::len))
             .collect();
-        let entries = sizes.iter().fold(0u128, |acc, &s| {
-            acc.saturating_add((s as u128).saturating_mul(s as u128))
-        });
         let csr_bytes = (gram.nnz() as u128)
             .saturating_mul(16)
             .saturating_add(8 * (gram.order() as u128 + 1));
-        let estimated_bytes = entries.saturating_mul(24).saturating_add(csr_bytes);
-        let (limit_bytes, limit_source) = resolve_limit(memory_limit, "GsgpOptions::memory_limit");
+        let (limit_bytes, limit_source) =
+            resolve_limit(settings.memory_limit, "GsgpOptions::memory_limit");
+        let probe_vectors = 4u128
+            .saturating_mul(settings.probes as u128)
+            .saturating_add(8);
+        // Longest embedding worth trying: its own entries and (for d = 1) its probe vectors.
+        let max_len = (limit_bytes as u128
+            / CIRCULANT_BYTES_PER_ENTRY.saturating_add(probe_vectors.saturating_mul(8)))
+        .min(usize::MAX as u128) as usize;
+
+        let mut plans = Vec::with_capacity(sizes.len());
+        for (l, &ml) in sizes.iter().enumerate() {
+            if ml <= settings.dense_factor_max {
+                plans.push(Plan::Dense { fallback: false });
+                continue;
+            }
+            let c = grid_kernel.first_column(l).unwrap_or(&[]);
+            let axis_lag = lag.map(|f| move |j: usize| f(l, j));
+            let axis_lag_ref = axis_lag.as_ref().map(|f| f as &dyn Fn(usize) -> f64);
+            let search = find_embedding(c, axis_lag_ref, max_len)?;
+            match search.spectrum {
+                Some(spectrum) => plans.push(Plan::Circulant { spectrum }),
+                None => {
+                    let dense_bytes = DENSE_BYTES_PER_ENTRY
+                        .saturating_mul((ml as u128).saturating_mul(ml as u128));
+                    if dense_bytes.saturating_add(csr_bytes) > limit_bytes as u128 {
+                        return Err(ModelError::LogDetEmbeddingIndefinite {
+                            dim: l,
+                            size: ml,
+                            embedding: search.length,
+                            min_eigenvalue: search.min_eigenvalue,
+                            max_eigenvalue: search.max_eigenvalue,
+                            dense_bytes,
+                            limit_bytes,
+                            limit_source,
+                        });
+                    }
+                    plans.push(Plan::Dense { fallback: true });
+                }
+            }
+        }
+
+        let m = sizes
+            .iter()
+            .fold(1u128, |a, &s| a.saturating_mul(s as u128));
+        let mut r_bound = 1u128;
+        let mut factor_bytes = 0u128;
+        for (plan, &ml) in plans.iter().zip(&sizes) {
+            let (cols, bytes) = match plan {
+                Plan::Dense { .. } => (
+                    ml as u128,
+                    DENSE_BYTES_PER_ENTRY.saturating_mul((ml as u128).saturating_mul(ml as u128)),
+                ),
+                Plan::Circulant { spectrum } => (
+                    spectrum.len() as u128,
+                    CIRCULANT_BYTES_PER_ENTRY.saturating_mul(spectrum.len() as u128),
+                ),
+            };
+            r_bound = r_bound.saturating_mul(cols);
+            factor_bytes = factor_bytes.saturating_add(bytes);
+        }
+        let probe_bytes = r_bound
+            .saturating_sub(m)
+            .saturating_mul(8)
+            .saturating_mul(probe_vectors);
+        let estimated_bytes = factor_bytes
+            .saturating_add(probe_bytes)
+            .saturating_add(csr_bytes);
         if estimated_bytes > limit_bytes as u128 {
             return Err(ModelError::LogDetFactorTooLarge {
                 sizes,
@@ -69,34 +261,48 @@ impl LogDetFactor {
                 limit_source,
             });
         }
+
         let mut factors = Vec::with_capacity(sizes.len());
-        for (l, &ml) in sizes.iter().enumerate() {
-            let c = grid_kernel.first_column(l).unwrap_or(&[]);
-            let t = Mat::from_fn(ml, ml, |i, j| c[i.abs_diff(j)]);
-            let evd = t
-                .self_adjoint_eigen(Side::Lower)
-                .map_err(|_| ModelError::Linalg(LinalgError::EigenNoConvergence { n: ml }))?;
-            let values = evd.S().column_vector();
-            let vectors = evd.U();
-            let max = (0..ml).map(|i| values[i]).fold(0.0f64, f64::max);
-            let floor = ml as f64 * f64::EPSILON * max;
-            let scale = if l == 0 {
-                grid_kernel.scale().sqrt()
-            } else {
-                1.0
-            };
-            let kept: Vec<usize> = (0..ml).filter(|&i| values[i] > floor).collect();
-            factors.push(Mat::from_fn(ml, kept.len(), |i, k| {
-                vectors[(i, kept[k])] * (values[kept[k]].sqrt() * scale)
-            }));
+        let mut kinds = Vec::with_capacity(sizes.len());
+        for (l, (&ml, plan)) in sizes.iter().zip(plans).enumerate() {
+            let scale = if l == 0 { grid_kernel.scale() } else { 1.0 };
+            match plan {
+                Plan::Dense { fallback } => {
+                    let c = grid_kernel.first_column(l).unwrap_or(&[]);
+                    let f = dense_factor(c, scale.sqrt())?;
+                    kinds.push(LogDetFactorKind::DenseEigen {
+                        size: ml,
+                        rank: f.ncols(),
+                        fallback,
+                    });
+                    factors.push(Factor::Dense(f));
+                }
+                Plan::Circulant { spectrum } => {
+                    let root = CirculantRoot::new(ml, &spectrum, scale)?;
+                    kinds.push(LogDetFactorKind::Circulant {
+                        size: ml,
+                        embedding: root.ncols(),
+                    });
+                    factors.push(Factor::Circulant(root));
+                }
+            }
         }
         let gram_csr = SparseOperator::new(gram.to_csr()?)?;
-        Ok(Self { factors, gram_csr })
+        Ok(Self {
+            factors,
+            kinds,
+            gram_csr,
+        })
     }
 
     /// The order `r = Π_l r_l` of `H`.
     pub(crate) fn rank(&self) -> usize {
-        self.factors.iter().map(Mat::ncols).product()
+        self.factors.iter().map(Factor::ncols).product()
+    }
+
+    /// The kind of each factor.
+    pub(crate) fn kinds(&self) -> &[LogDetFactorKind] {
+        &self.kinds
     }
 
     /// `L v` (`transpose = false`, `v ∈ ℝ^r`) or `Lᵀ v` (`v ∈ ℝ^m`).
@@ -108,12 +314,90 @@ impl LogDetFactor {
             .collect();
         let mut x = v.to_vec();
         for (l, f) in self.factors.iter().enumerate() {
-            let a = if transpose { f.transpose() } else { f.as_ref() };
-            x = mode_product(&x, &dims, l, a);
-            dims[l] = a.nrows();
+            match f {
+                Factor::Dense(f) => {
+                    let a = if transpose { f.transpose() } else { f.as_ref() };
+                    x = mode_product(&x, &dims, l, a);
+                    dims[l] = a.nrows();
+                }
+                Factor::Circulant(root) => {
+                    x = circulant_mode_product(&x, &dims, l, root, transpose);
+                    dims[l] = if transpose {
+                        root.ncols()
+                    } else {
+                        root.nrows()
+                    };
+                }
+            }
         }
         x
     }
+}
+
+/// `√scale · Q Λ^{1/2}` from the dense eigendecomposition of the Toeplitz matrix with first
+/// column `c`, eigenvalues `≤ m ε λ_max` dropped.
+fn dense_factor(c: &[f64], sqrt_scale: f64) -> Result<Mat<f64>> {
+    let ml = c.len();
+    let t = Mat::from_fn(ml, ml, |i, j| c[i.abs_diff(j)]);
+    let evd = t
+        .self_adjoint_eigen(Side::Lower)
+        .map_err(|_| ModelError::Linalg(LinalgError::EigenNoConvergence { n: ml }))?;
+    let values = evd.S().column_vector();
+    let vectors = evd.U();
+    let max = (0..ml).map(|i| values[i]).fold(0.0f64, f64::max);
+    let floor = ml as f64 * f64::EPSILON * max;
+    let kept: Vec<usize> = (0..ml).filter(|&i| values[i] > floor).collect();
+    Ok(Mat::from_fn(ml, kept.len(), |i, k| {
+        vectors[(i, kept[k])] * (values[kept[k]].sqrt() * sqrt_scale)
+    }))
+}
+
+/// The mode-`l` product of the row-major tensor `x` (shape `dims`) with a circulant root:
+/// `F` (`dims[l] = M`, result `dims[l] = m`) or `Fᵀ` (`transpose`, `m → M`).
+fn circulant_mode_product(
+    x: &[f64],
+    dims: &[usize],
+    l: usize,
+    root: &CirculantRoot,
+    transpose: bool,
+) -> Vec<f64> {
+    let before: usize = dims[..l].iter().product();
+    let after: usize = dims[l + 1..].iter().product();
+    let (q, p) = if transpose {
+        (root.nrows(), root.ncols())
+    } else {
+        (root.ncols(), root.nrows())
+    };
+    let mut out = vec![0.0; before * p * after];
+    if after == 0 || before == 0 {
+        return out;
+    }
+    if after == 1 {
+        // Contiguous fibres: one block product over all of them.
+        let xm = MatRef::from_column_major_slice(x, q, before);
+        let om = MatMut::from_column_major_slice_mut(&mut out, p, before);
+        root.apply_block(xm, om, transpose);
+        return out;
+    }
+    let mut xin = Mat::<f64>::zeros(q, after);
+    let mut xo = Mat::<f64>::zeros(p, after);
+    for (xb, ob) in x
+        .chunks_exact(q * after)
+        .zip(out.chunks_exact_mut(p * after))
+    {
+        for (a, col) in xin.col_iter_mut().enumerate() {
+            for (i, v) in col.iter_mut().enumerate() {
+                *v = xb[i * after + a];
+            }
+        }
+        root.apply_block(xin.as_ref(), xo.as_mut(), transpose);
+        for (a, col) in xo.col_iter().enumerate() {
+            for (i, v) in col.iter().enumerate() {
+                ob[i * after + a] = *v;
+            }
+        }
+    }
+    out
 }
 
 /// The mode-`l` product of the row-major tensor `x` (shape `dims`, `dims[l] = a.ncols()`)

@@ -15,9 +15,11 @@
 //! So **`vectors = (2r+1)^d + 15 + 6 t`** and **`bytes = vectors · 8 · m`**, reported as
 //! a [`SkiMemory`] (same fields and error as SKI). Not counted: the statistics pass itself
 //! (its per-thread accumulators, see [`SufficientStats`](gp_structured::SufficientStats)),
-//! and what the log determinant adds (the dense per-dimension eigendecompositions, `Σ_l m_l²`
-//! entries, and a CSR copy of `S`), checked separately when the log-likelihood is first estimated
-//! ([`ModelError::LogDetFactorTooLarge`](crate::ModelError::LogDetFactorTooLarge)).
+//! and what the log determinant adds (the square roots of the Toeplitz factors: `m_l²` entries
+//! per dense eigen factor, `O(M_l)` per circulant one; the probe vectors of dimension `r`
+//! beyond `m`; a CSR copy of `S`), checked separately when the log-likelihood is first
+//! estimated (see [`log_det`](super::log_det),
+//! [`ModelError::LogDetFactorTooLarge`](crate::ModelError::LogDetFactorTooLarge)).
 //!
 //! **Limit.** [`GsgpOptions::memory_limit`](crate::GsgpOptions::memory_limit) if set;
 //! otherwise `MemAvailable` of `/proc/meminfo`; otherwise

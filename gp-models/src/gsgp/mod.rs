@@ -20,13 +20,18 @@
 //!
 //! **Log determinant.** The paper estimates `log det K̂` by SLQ with `n`-dimensional probes,
 //! which needs `Wᵀz` per probe (a second pass over the data). Here the identity of
-//! [`log_det`] (Sylvester's determinant theorem with a factor `L Lᵀ = K_G` from the
-//! eigendecompositions of the Toeplitz factors) gives a symmetric positive definite
-//! `r × r` operator (`r ≤ m`) whose log determinant SLQ estimates with `r`-dimensional probes:
-//! statistics only. It costs the dense eigendecompositions of the `d` Toeplitz factors once
-//! (`O(Σ m_l³)` time, `O(Σ m_l²)` memory, plus a CSR copy of `S`; refused with
-//! [`ModelError::LogDetFactorTooLarge`](crate::ModelError::LogDetFactorTooLarge) above the
-//! memory limit) and `O(m Σ r_l)` per product instead of `O(m log m)`.
+//! [`log_det`] (Sylvester's determinant theorem with a factor `L Lᵀ = K_G`, a Kronecker
+//! product of square roots of the Toeplitz factors) gives a symmetric positive definite
+//! `r × r` operator whose log determinant SLQ estimates with `r`-dimensional probes:
+//! statistics only. Each Toeplitz factor's square root is either the truncated dense
+//! eigen factor (up to [`GsgpOptions::log_det_dense_factor_max`] points, default 2048:
+//! `O(m_l³)` time, `O(m_l²)` memory, `r_l ≤ m_l` columns) or, above, the exact
+//! circulant-embedding square root `E C^{1/2}` (`O(m_l)` memory, `r_l = M_l ≥ 2m_l − 1`
+//! columns, two real FFTs per product), so 1-D grids of any size work (SOUND's `m = 60 000`).
+//! Too much memory is refused with
+//! [`ModelError::LogDetFactorTooLarge`](crate::ModelError::LogDetFactorTooLarge), a large
+//! factor whose embedding stays indefinite and whose dense factor does not fit with
+//! [`ModelError::LogDetEmbeddingIndefinite`](crate::ModelError::LogDetEmbeddingIndefinite).
 //!
 //! Refusals: a kernel that is not separable into stationary 1-D factors
 //! ([`ModelError::UnsupportedKernel`](crate::ModelError::UnsupportedKernel)); a grid whose
@@ -42,6 +47,7 @@
 //! * [`train`](mod@train): Adam / L-BFGS on the estimate;
 //! * [`options`], [`memory`], `solve`: [`GsgpOptions`], the memory rule, the solves.
 
+mod circulant_root;
 pub mod lml;
 pub mod log_det;
 pub mod love;
@@ -53,7 +59,8 @@ mod range_lanczos;
 mod solve;
 pub mod train;
 
+pub use log_det::LogDetFactorKind;
 pub use memory::gsgp_memory;
 pub use model::Gsgp;
-pub use options::{GsgpOptions, GsgpSolver};
+pub use options::{GsgpOptions, GsgpSolver, DEFAULT_LOG_DET_DENSE_FACTOR_MAX};
 pub use train::{GsgpTrainOptions, GsgpTrained};

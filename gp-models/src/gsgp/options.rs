@@ -76,7 +76,21 @@ pub struct GsgpOptions {
     pub memory_limit: Option<u64>,
     /// The factorized solver of the mean solve (default [`GsgpSolver::Efcg`]).
     pub solver: GsgpSolver,
+    /// Largest number of grid points `m_l` of a dimension whose Toeplitz factor gets a dense
+    /// eigen square root in the log determinant (default
+    /// [`DEFAULT_LOG_DET_DENSE_FACTOR_MAX`] = 2048); larger factors get an `O(m_l)`-memory
+    /// circulant-embedding square root. Both are exact square roots (see
+    /// [`gsgp::log_det`](crate::gsgp::log_det)): the dense one has fewer columns (`r_l ≤ m_l`
+    /// against the embedding length `M_l ≥ 2m_l − 1`) and often a much smaller SLQ standard
+    /// error for the same probes, but costs `O(m_l³)` time, `24 m_l²` bytes and `O(m_l r_l)`
+    /// per product against two FFTs of length `M_l`. `0` uses circulant square roots everywhere,
+    /// `usize::MAX` dense ones everywhere (as before the circulant root existed).
+    pub log_det_dense_factor_max: usize,
 }
+
+/// Default of [`GsgpOptions::log_det_dense_factor_max`]: a dense eigendecomposition of order
+/// 2048 takes seconds and 100 MB.
+pub const DEFAULT_LOG_DET_DENSE_FACTOR_MAX: usize = 2048;
 
 impl Default for GsgpOptions {
     fn default() -> Self {
@@ -102,6 +116,7 @@ impl From<&SkiOptions> for GsgpOptions {
             seed: o.seed,
             memory_limit: o.memory_limit,
             solver: GsgpSolver::default(),
+            log_det_dense_factor_max: DEFAULT_LOG_DET_DENSE_FACTOR_MAX,
         }
     }
 }

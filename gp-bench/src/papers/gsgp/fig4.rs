@@ -8,7 +8,10 @@ use std::time::Instant;
 
 use faer::{Col, Mat, MatRef};
 use gp_kernels::SquaredExponential;
-use gp_models::{Gsgp, GsgpOptions, LmlEstimate, LoveCache, LoveOptions, Ski, SkiOptions};
+use gp_models::gsgp::LogDetFactorKind;
+use gp_models::{
+    Gsgp, GsgpOptions, LmlEstimate, LoveCache, LoveOptions, ModelError, Ski, SkiOptions,
+};
 use serde_json::json;
 
 use super::common::{fmt_count, Method, SOUND};
@@ -32,11 +35,10 @@ struct Plan {
     mean_tolerances: Vec<f64>,
     log_det_tolerance: f64,
     log_det_max_iterations: usize,
-    /// Grids of the log-determinant panel.
+    /// Grids of the log-determinant panel (GSGP's `m`-space SLQ uses a dense eigen square
+    /// root of the 1-D Toeplitz factor up to 2048 grid points and the `O(m)` circulant square
+    /// root above, so every grid runs).
     log_det_grids: Vec<usize>,
-    /// Largest grid on which GSGP's log determinant is run: its `m`-space SLQ needs dense
-    /// eigendecompositions of the Toeplitz factors, `O(m³)` for this 1-D data.
-    gsgp_log_det_max_m: usize,
     probes: usize,
     ranks: Vec<usize>,
     reference_rank: usize,
@@ -51,7 +53,6 @@ fn plan(size: RunSize) -> Plan {
             log_det_tolerance: 1e-2,
             log_det_max_iterations: 30,
             log_det_grids: vec![300, 600],
-            gsgp_log_det_max_m: 600,
             probes: 4,
             ranks: vec![10],
             reference_rank: 30,
@@ -63,7 +64,6 @@ fn plan(size: RunSize) -> Plan {
             log_det_tolerance: 1e-2,
             log_det_max_iterations: 100,
             log_det_grids: vec![1000, 2000, 8000],
-            gsgp_log_det_max_m: 2000,
             probes: 30,
             ranks: vec![25, 100],
             reference_rank: 300,
@@ -75,7 +75,6 @@ fn plan(size: RunSize) -> Plan {
             log_det_tolerance: 1e-2,
             log_det_max_iterations: 100,
             log_det_grids: vec![1000, 2000, 5000, 6000, 8000, 10_000, 30_000, 60_004],
-            gsgp_log_det_max_m: 6000,
             probes: 30,
             ranks: vec![50, 200, 500],
             reference_rank: 1500,
@@ -166,6 +165,28 @@ impl Model {
         Ok(match self {
             Self::Ski(m) => m.lml_estimate()?,
             Self::Gsgp(m) => m.lml_estimate()?,
+        })
+    }
+
+    /// How GSGP's log determinant represents the square root of the Toeplitz factor (`None`
+    /// for SKI).
+    fn log_det_factor(&self) -> Result<Option<String>, BenchError> {
+        Ok(match self {
+            Self::Ski(_) => None,
+            Self::Gsgp(m) => Some(
+                m.log_det_factor_kinds()?
+                    .iter()
+                    .map(|k| match *k {
+                        LogDetFactorKind::DenseEigen { rank, .. } => {
+                            format!("dense eigen, r = {rank}")
+                        }
+                        LogDetFactorKind::Circulant { embedding, .. } => {
+                            format!("circulant, r = M = {embedding}")
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ⊗ "),
+            ),
         })
     }
 
@@ -267,7 +288,7 @@ impl Experiment for Figure4 {
         let mut ld_pts = Vec::new();
         let mut cov_pts = Vec::new();
         let mut failures = Vec::new();
-        let mut skipped_log_det = Vec::new();
+        let mut refused_log_det = Vec::new();
         let x_test = data.x_test.as_ref();
         let m_max = p
             .grids
@@ -325,22 +346,18 @@ impl Experiment for Figure4 {
                     ctx.progress.inc(1);
                 }
                 // Log determinant.
-                if !p.log_det_grids.contains(&m) {
-                    // Not a grid of this panel.
-                } else if method == Method::Gsgp && m > p.gsgp_log_det_max_m {
-                    skipped_log_det.push(m);
-                    ctx.progress.inc(1);
-                } else {
+                if p.log_det_grids.contains(&m) {
                     ctx.progress.set_message(format!("{tag}, log det"));
                     let t0 = Instant::now();
                     let opts = SkiOptions {
                         max_cg_iterations: p.log_det_max_iterations,
                         ..options(m, 1e-5, &p, ctx.seed)
                     };
-                    let res = Model::fit(method, &data, &opts).and_then(|model| model.lml());
+                    let res = Model::fit(method, &data, &opts)
+                        .and_then(|model| Ok((model.lml()?, model.log_det_factor()?)));
                     let seconds = t0.elapsed().as_secs_f64();
                     match res {
-                        Ok(est) => ld_pts.push(PanelPoint {
+                        Ok((est, factor)) => ld_pts.push(PanelPoint {
                             method,
                             m,
                             setting: format!("{} probes, tol {:e}", p.probes, p.log_det_tolerance),
@@ -351,8 +368,17 @@ impl Experiment for Figure4 {
                                 "log_det_std_error": est.log_det.std_error,
                                 "lml": est.lml,
                                 "iterations": est.solve.iterations,
+                                "factor": factor,
                             }),
                         }),
+                        // GSGP's typed refusals (the square roots of the Toeplitz factor would
+                        // not fit in memory, or its circulant embedding stays indefinite and
+                        // the dense one does not fit) are reported as not run, with their
+                        // message.
+                        Err(BenchError::Model(
+                            e @ (ModelError::LogDetFactorTooLarge { .. }
+                            | ModelError::LogDetEmbeddingIndefinite { .. }),
+                        )) => refused_log_det.push(format!("{tag}: {e}")),
                         Err(e) => failures.push(format!("{tag} log det: {e}")),
                     }
                     ctx.progress.inc(1);
@@ -409,6 +435,7 @@ impl Experiment for Figure4 {
         let mut ld_table = Table::new([
             "m",
             "method",
+            "square root of K_G",
             "time (incl. pre-processing)",
             "log det estimate ± s.e.",
             "|error| vs our reference",
@@ -423,6 +450,9 @@ impl Experiment for Figure4 {
             ld_table.row([
                 fmt_count(pt.m),
                 pt.method.label().to_string(),
+                pt.extra["factor"]
+                    .as_str()
+                    .map_or_else(|| "–".into(), str::to_string),
                 fmt_seconds(pt.seconds),
                 format!(
                     "{:.1} ± {:.1}",
@@ -463,8 +493,12 @@ impl Experiment for Figure4 {
                 "Log-det error = |estimate − reference|, the reference being SKI's estimate at \
                  m = {} with CG tolerance 1e-3 and the same {} probes (ours: {:.1} ± {:.1}; the \
                  reference code's value for its grid is {PAPER_REFERENCE_LOG_DET}). SKI's SLQ \
-                 uses n-dimensional probes, GSGP's r-dimensional ones (r ≤ m), so at equal m \
-                 their probe noise differs.",
+                 uses n-dimensional probes, GSGP's r-dimensional ones, so at equal m their \
+                 probe noise differs: GSGP's m-space identity log det K̂ = n log σ² + \
+                 log det(I_r + Lᵀ S L/σ²) needs a square root L Lᵀ = K_G, the truncated dense \
+                 eigen factor (r ≤ m) up to m = 2048 and above it the exact circulant-embedding \
+                 square root E C^{{1/2}} (r = M, the embedding length ≥ 2m − 1, O(m) memory; \
+                 column \"square root of K_G\").",
                 fmt_count(m_max),
                 p.probes,
                 ref_lml.log_det.value,
@@ -488,14 +522,8 @@ impl Experiment for Figure4 {
                 p.stride
             ));
         }
-        if !skipped_log_det.is_empty() {
-            notes.push(format!(
-                "GSGP's log determinant is not run for m ∈ {skipped_log_det:?}: gp-models' GSGP \
-                 estimates it in m-space from dense eigendecompositions of the Toeplitz factors \
-                 (O(m³) time, 24·m² bytes for this 1-D grid), which takes minutes at m = 8000 \
-                 and does not fit in memory at m = 60K. The paper's GSGP uses n-dimensional \
-                 probes and EFCG instead (spec §3.10)."
-            ));
+        for r in &refused_log_det {
+            notes.push(format!("Log determinant not run (refused): {r}"));
         }
         for f in &failures {
             notes.push(format!("Failed: {f}"));
