@@ -1,7 +1,13 @@
 //! The GSGP sufficient statistics `S = WᵀW`, `t = Wᵀy`, `q = yᵀy` and `n`, accumulated in one
 //! streaming pass over chunks of points without materializing `W` (`specs/gsgp.md` §2.2).
 //!
-//! # Algorithm (per-cell moments)
+//! `S` is stored as a [`StencilGram`]: `(2w−1)^d` values per grid node (`w = 4` cubic, 2
+//! linear; 343 per node at `d = 3` cubic). Two algorithms fill it ([`StatsPath`]); both give
+//! the same statistics up to floating-point reassociation (tested to `1e-12` relative), both
+//! make `S` exactly symmetric, and [`StatsPath::Auto`] (the default) picks one by the rule
+//! below.
+//!
+//! # Cell moments ([`StatsPath::CellMoments`]): many points per cell
 //!
 //! The 1-D weights of a point are polynomials of degree `p = w − 1` (3 cubic, 1 linear) in its
 //! fractional offset `τ ∈ [0, 1]` within its grid cell, so a product of two weights is a
@@ -9,28 +15,80 @@
 //! function of the `(2p+1)^d` joint moments `Π_l τ_l^{s_l}`. The pass therefore keeps, per
 //! grid cell, the sums of these moments (`7^d` for cubic: 343 multiply-adds per point at
 //! `d = 3` instead of the 4096 of the direct `w wᵀ` update) plus the `w^d` moments of `y·τ`
-//! for `Wᵀy`, in one contiguous record per cell. [`StatsAccumulator::finish`] expands each
-//! occupied cell once into the stencil of `S` by `d` small mode products (about 47 000
-//! multiply-adds per cell at `d = 3`) and into `t`.
+//! for `Wᵀy`, in one contiguous record per cell. At the end each occupied cell is expanded
+//! once into the stencil of `S` by `d` small mode products (about 47 000 multiply-adds per
+//! cell at `d = 3`) and into `t`.
 //!
-//! So the cost is `O(n·(2w−1)^d + cells·w^{2d}·(2w−1))`: at `d = 3` this beats the direct
-//! `O(n·16^d)` update once the data average more than about 12 points per occupied cell, which
-//! is the regime where GSGP pays off (`n ≫ m`); with about one point per cell the expansion
-//! dominates. The accumulator needs `cells·((2w−1)^d + w^d)` doubles per worker (3.3 kB per
-//! cell at `d = 3`), about as much as `S` itself.
+//! Cost `O(n·(2w−1)^d + cells·w^{2d}·(2w−1))`; memory: one record of `(2w−1)^d + w^d`
+//! doubles per grid cell **per rayon worker** (3.3 kB per cell at `d = 3`), plus `S`.
 //!
-//! Exactness: the polynomial coefficients are small dyadic rationals, so the expansion is the
-//! exact algebraic identity; the result agrees with forming `W` and multiplying up to
-//! floating-point reassociation (tested to `1e-12` relative), and `S` is exactly symmetric.
+//! # Point scatter ([`StatsPath::PointScatter`]): few points per cell, fine grids
 //!
-//! # Parallelism and merging
+//! Each point's block `w wᵀ` (the Kronecker product of its `d` per-dimension `w × w`
+//! blocks) is added straight into **one shared** stencil: `w^{2d−1}` multiply-adds of lines of
+//! `w` consecutive stencil entries (1 024 lines of 4 at `d = 3` cubic), plus `w^d` for `t`.
+//! Points are located in parallel into a buffer (cell index, `τ`, `y`) of at most
+//! `clamp(bytes(S)/16/80, 2^16, 2^24)` points (80 bytes per point at `d = 3` while a full
+//! buffer is sorted; a single streamed chunk larger than that is buffered whole, and
+//! [`SufficientStats::compute`] feeds the rows in blocks of that size). A full buffer, and
+//! the rest at the end, is sorted by cell (ties by arrival) and scattered **by output row**:
 //!
-//! [`SufficientStats::compute`] and [`SufficientStats::from_chunks`] run one accumulator per
-//! rayon thread, each pulling chunks (from the rows of an in-memory matrix, or from any `Send`
-//! iterator of chunks, e.g. a generator of `10^8` points), then merge. Partial results from
-//! several passes or machines combine with [`SufficientStats::merge`] (or
-//! [`StatsAccumulator::merge`]), which is an elementwise sum: associative and commutative up to
+//! * the rows of `S` are cut into *pencils*: the `m_{d−1}` nodes of one line along the last
+//!   dimension (contiguous in memory; for `d = 1`, segments of the single line). One rayon task
+//!   owns a pencil and adds to its rows the contributions of the points of the `w^{d−1}`
+//!   pencils of cells whose stencils reach it. Tasks write disjoint rows, so there are no
+//!   locks, atomics or per-worker copies; each point is read by the `w^{d−1}` tasks it
+//!   reaches;
+//! * a task's rows (110 kB for a 400×400×40 grid; longer pencils are done in segments of
+//!   at most 256 kB) stay in the core's L2 cache while they are updated, and the stencil is
+//!   streamed through memory once per flush.
+//!
+//! (An input-ordered variant, which scattered slabs of the first dimension, even slabs in
+//! parallel and then odd ones, was measured 1.3–1.4× slower in CPU time on 10⁵–10⁶-node
+//! grids: its rows in use did not fit in L2.)
+//!
+//! Cost `O(n·w^{2d})` arithmetic plus one pass over the stencil per flush; memory: `S`, `t`
+//! and the buffer (at most 1/16 of `S`, or 5 MiB for small grids), nothing per worker. The
+//! stencil is written once in parallel when it is allocated (see `prefault`), so its pages are
+//! faulted in by all threads and once each; at the radar scale of Table 1 (6.4M nodes,
+//! 17.6 GB) the kernel's zeroing of those pages is about 40% of the pass's CPU time.
+//!
+//! # Which path ([`StatsPath::Auto`])
+//!
+//! With `ρ = n / cells` the expected number of points per grid cell
+//! ([`StatsPlan::points_per_cell`]), `Auto` takes the cell moments when
+//! `ρ ≥` [`MOMENT_MIN_POINTS_PER_CELL`] **and** the moment records of all workers plus the
+//! stencil fit in half of the physical memory (`MemTotal` of `/proc/meminfo`; 16 GiB assumed
+//! when it cannot be read — a property of the machine, so the choice does not change from run
+//! to run), and the point scatter otherwise. For [`SufficientStats::from_chunks`], `n` is
+//! estimated from the first chunk's rows times the iterator's `size_hint` (chunks of equal
+//! size are assumed); when the stream's length is unknown the moments are taken if they fit
+//! in memory. [`SufficientStats::plan`] reports the choice and its memory;
+//! [`compute_with_path`] and [`from_chunks_with_path`] force a path. The threshold was
+//! measured with the `stats_bench` example of this crate (see [`MOMENT_MIN_POINTS_PER_CELL`]).
+//!
+//! # Exactness, determinism and merging
+//!
+//! The polynomial coefficients are small dyadic rationals, so the moment expansion is an exact
+//! algebraic identity; both paths agree with forming `W` and multiplying up to floating-point
+//! reassociation, and `S` is exactly symmetric on both (the two mirrored entries of every
+//! point's block are equal products and are summed in the same order).
+//!
+//! Both passes are deterministic: the same input, chunking and number of rayon threads give
+//! the same bits. The cell moments assign work statically (job `j` to worker `j mod W`, merged
+//! in worker order), so their result depends on the number of threads; the point scatter's
+//! summation order (buffer flushes, then cells and arrival order for every row) depends only
+//! on the grid and the data, so its result is the same for every number of threads.
+//!
+//! Partial results from several passes or machines combine with [`SufficientStats::merge`]
+//! (or [`StatsAccumulator::merge`]), an elementwise sum: associative and commutative up to
 //! floating-point reassociation.
+//!
+//! [`compute_with_path`]: SufficientStats::compute_with_path
+//! [`from_chunks_with_path`]: SufficientStats::from_chunks_with_path
+
+mod moments;
+mod scatter;
 
 use faer::{Col, ColRef, Mat, MatRef};
 use gp_linalg::validate::check_finite_col;
@@ -38,13 +96,78 @@ use rayon::prelude::*;
 
 use crate::error::{Result, StructuredError};
 use crate::grid::RegularGrid;
-use crate::interpolation::{check_points, expand_weights, InterpolationOptions, Locator};
-use crate::slice_util::{c_strides, checked_product};
+use crate::interpolation::{check_points, InterpolationOptions, InterpolationScheme};
+use crate::slice_util::checked_product;
 use crate::stencil_gram::StencilGram;
 
-/// Smallest and largest rows per job of [`SufficientStats::compute`].
+use moments::{merge_in_order, run_workers, MomentAccumulator};
+use scatter::ScatterAccumulator;
+
+/// Smallest and largest rows per job of [`SufficientStats::compute`] on the cell-moment path.
 const JOB_ROWS: usize = 16_384;
 const MAX_JOB_ROWS: usize = 1 << 20;
+
+/// Expected points per grid cell from which [`StatsPath::Auto`] takes the cell moments
+/// (when they also fit in memory; see the [module docs](self)).
+///
+/// Measured with the `stats_bench` example on the 2-core reference machine, `d = 3` cubic,
+/// `10^6` uniform points, wall time of the fastest of three passes, cell moments / point
+/// scatter: 26³ grid (82 points per cell) 0.39 / 0.61 s; 30³ (51) 0.42 / 0.62 s; 33³ (37)
+/// 0.66 / 0.65 s; 35³ (31) 0.58 / 0.56 s; 40³ (20) 0.99 / 0.60 s; 49³ (10) 1.53 / 0.63 s;
+/// 60³ (5.4) 2.56 / 0.70 s. At `d ≤ 2` the crossover is near 100 points per cell (`d = 2`:
+/// 130², 62 per cell, 0.15 / 0.08 s; 60², 308 per cell, 0.05 / 0.10 s), but both take well
+/// under a second per million points there, so one threshold is used.
+pub const MOMENT_MIN_POINTS_PER_CELL: f64 = 30.0;
+
+/// Memory assumed when `/proc/meminfo` cannot be read: 16 GiB (half of it is the budget).
+const DEFAULT_PHYSICAL_MEMORY: u64 = 16 << 30;
+
+/// Which algorithm the statistics pass uses; see the [module docs](self).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum StatsPath {
+    /// Choose by the expected points per cell and the memory (default).
+    #[default]
+    Auto,
+    /// Per-cell moment sums per worker, expanded once per cell: best for many points per
+    /// cell; needs one moment record per grid cell and worker.
+    CellMoments,
+    /// Each point's block scattered into one shared stencil: best for few points per cell;
+    /// needs only `S`, `t` and a bounded point buffer.
+    PointScatter,
+}
+
+impl StatsPath {
+    /// Name for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::CellMoments => "cell moments",
+            Self::PointScatter => "point scatter",
+        }
+    }
+}
+
+/// What a statistics pass will do on a grid: the path [`StatsPath::Auto`] resolves to and
+/// the memory the pass needs ([`SufficientStats::plan`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StatsPlan {
+    /// [`StatsPath::CellMoments`] or [`StatsPath::PointScatter`], never `Auto`.
+    pub path: StatsPath,
+    /// Expected points per grid cell `n / cells`, when `n` is known.
+    pub points_per_cell: Option<f64>,
+    /// Bytes of the result: the stencil of `S` and `t`.
+    pub output_bytes: u128,
+    /// Bytes of the working storage besides the result: the moment records of all rayon
+    /// workers, or the point buffer (for `n` points, at most its capacity).
+    pub scratch_bytes: u128,
+}
+
+impl StatsPlan {
+    /// `output_bytes + scratch_bytes`: the peak of the pass.
+    pub fn peak_bytes(&self) -> u128 {
+        self.output_bytes + self.scratch_bytes
+    }
+}
 
 /// The GSGP sufficient statistics of a data set on a grid.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,71 +181,158 @@ pub struct SufficientStats {
 }
 
 impl SufficientStats {
-    /// Statistics of the rows of `x` (`n × d`) with targets `y` (length `n`), in parallel.
+    /// Statistics of the rows of `x` (`n × d`) with targets `y` (length `n`), in parallel, on
+    /// the path chosen by [`StatsPath::Auto`].
     pub fn compute(
         grid: &RegularGrid,
         x: MatRef<'_, f64>,
         y: ColRef<'_, f64>,
         opts: InterpolationOptions,
     ) -> Result<Self> {
-        check_chunk(grid, x, y)?;
-        let n = x.nrows();
-        // Jobs of several points per cell (grouping a job's points by cell then reuses each
-        // cell's record), but small enough for load balance and scratch memory.
-        let workers = rayon::current_num_threads().max(1);
-        let cells = StatsAccumulator::new(grid, opts)?.cells;
-        let job = cells
-            .saturating_mul(16)
-            .min(n.div_ceil(2 * workers))
-            .clamp(JOB_ROWS, MAX_JOB_ROWS);
-        // Job j goes to worker j mod W and the workers' sums are merged in worker order, so
-        // the floating-point summation order (and the result, to the last bit) does not
-        // depend on thread scheduling; it depends only on the number of rayon threads.
-        let jobs = n.div_ceil(job);
-        let acc = run_workers(grid, opts, |worker, workers, acc| {
-            let mut j = worker;
-            while j < jobs {
-                let start = j * job;
-                let len = job.min(n - start);
-                acc.add_chunk(x.subrows(start, len), y.subrows(start, len))?;
-                j += workers;
-            }
-            Ok(())
-        })?;
-        acc.finish()
+        Self::compute_with_path(grid, x, y, opts, StatsPath::Auto)
     }
 
-    /// Statistics of a stream of chunks `(x_c, y_c)`, consumed in parallel (one accumulator per
-    /// rayon thread); the chunks are never all held in memory.
+    /// [`compute`](Self::compute) on a given path (`Auto` chooses as `compute` does).
+    pub fn compute_with_path(
+        grid: &RegularGrid,
+        x: MatRef<'_, f64>,
+        y: ColRef<'_, f64>,
+        opts: InterpolationOptions,
+        path: StatsPath,
+    ) -> Result<Self> {
+        check_chunk(grid, x, y)?;
+        let n = x.nrows();
+        match resolve(path, grid.sizes(), opts.scheme, Some(n)) {
+            StatsPath::PointScatter => {
+                let mut acc = ScatterAccumulator::new(grid, opts)?;
+                let block = acc.capacity();
+                let mut start = 0;
+                while start < n {
+                    let len = block.min(n - start);
+                    acc.add_rows(x.subrows(start, len), y.subrows(start, len), start)?;
+                    start += len;
+                }
+                acc.finish()
+            }
+            _ => {
+                // Jobs of several points per cell (grouping a job's points by cell then
+                // reuses each cell's record), but small enough for load balance and scratch.
+                let workers = rayon::current_num_threads().max(1);
+                let cells = MomentAccumulator::new(grid, opts)?.cells();
+                let job = cells
+                    .saturating_mul(16)
+                    .min(n.div_ceil(2 * workers))
+                    .clamp(JOB_ROWS, MAX_JOB_ROWS);
+                // Job j goes to worker j mod W and the workers' sums are merged in worker
+                // order, so the floating-point summation order (and the result, to the last
+                // bit) does not depend on thread scheduling; only on the number of threads.
+                let jobs = n.div_ceil(job);
+                let acc = run_workers(grid, opts, |worker, workers, acc| {
+                    let mut j = worker;
+                    while j < jobs {
+                        let start = j * job;
+                        let len = job.min(n - start);
+                        acc.add_rows(x.subrows(start, len), y.subrows(start, len), start)?;
+                        j += workers;
+                    }
+                    Ok(())
+                })?;
+                acc.finish()
+            }
+        }
+    }
+
+    /// Statistics of a stream of chunks `(x_c, y_c)` on the path chosen by
+    /// [`StatsPath::Auto`]; the chunks are never all held in memory.
+    ///
+    /// Cell moments: one accumulator per rayon thread, chunk `k` of the stream going to
+    /// accumulator `k mod W` (at most `W` chunks held at a time). Point scatter: the chunks
+    /// are located in parallel into the point buffer, which is scattered whenever it is full.
     pub fn from_chunks<I>(grid: &RegularGrid, opts: InterpolationOptions, chunks: I) -> Result<Self>
     where
         I: IntoIterator<Item = (Mat<f64>, Col<f64>)>,
         I::IntoIter: Send,
     {
-        // Rounds of one chunk per worker, read in stream order: chunk k of the stream always
-        // lands in accumulator k mod W, so the result does not depend on thread scheduling
-        // (only on the number of rayon threads). At most W chunks are held at a time.
-        let workers = rayon::current_num_threads().max(1);
-        let mut accs = (0..workers)
-            .map(|_| StatsAccumulator::new(grid, opts))
-            .collect::<Result<Vec<_>>>()?;
+        Self::from_chunks_with_path(grid, opts, chunks, StatsPath::Auto)
+    }
+
+    /// [`from_chunks`](Self::from_chunks) on a given path (`Auto` chooses as `from_chunks`
+    /// does).
+    pub fn from_chunks_with_path<I>(
+        grid: &RegularGrid,
+        opts: InterpolationOptions,
+        chunks: I,
+        path: StatsPath,
+    ) -> Result<Self>
+    where
+        I: IntoIterator<Item = (Mat<f64>, Col<f64>)>,
+        I::IntoIter: Send,
+    {
         let mut source = chunks.into_iter();
-        loop {
-            let round: Vec<(Mat<f64>, Col<f64>)> = source.by_ref().take(workers).collect();
-            if round.is_empty() {
-                break;
+        let first = source.next();
+        let path = match path {
+            StatsPath::Auto => {
+                let rows = first.as_ref().map_or(0, |(x, _)| x.nrows());
+                let estimate = estimate_points(rows, source.size_hint(), grid, opts.scheme);
+                resolve(StatsPath::Auto, grid.sizes(), opts.scheme, estimate)
             }
-            accs.par_iter_mut()
-                .zip(round.par_iter())
-                .map(|(acc, (x, y))| acc.add_chunk(x.as_ref(), y.as_ref()))
-                .collect::<Result<Vec<()>>>()?;
+            p => p,
+        };
+        let source = first.into_iter().chain(source);
+        match path {
+            StatsPath::PointScatter => {
+                let mut acc = ScatterAccumulator::new(grid, opts)?;
+                for (x, y) in source {
+                    let first = acc.num_points();
+                    acc.add_rows(x.as_ref(), y.as_ref(), first)?;
+                }
+                acc.finish()
+            }
+            _ => {
+                // Rounds of one chunk per worker, read in stream order: chunk k of the stream
+                // always lands in accumulator k mod W, so the result does not depend on
+                // thread scheduling (only on the number of rayon threads).
+                let workers = rayon::current_num_threads().max(1);
+                let mut accs = (0..workers)
+                    .map(|_| MomentAccumulator::new(grid, opts))
+                    .collect::<Result<Vec<_>>>()?;
+                let mut source = source;
+                loop {
+                    let round: Vec<(Mat<f64>, Col<f64>)> = source.by_ref().take(workers).collect();
+                    if round.is_empty() {
+                        break;
+                    }
+                    accs.par_iter_mut()
+                        .zip(round.par_iter())
+                        .map(|(acc, (x, y))| acc.add_rows(x.as_ref(), y.as_ref(), 0))
+                        .collect::<Result<Vec<()>>>()?;
+                }
+                merge_in_order(grid, opts, accs)?.finish()
+            }
         }
-        merge_in_order(grid, opts, accs)?.finish()
+    }
+
+    /// The path [`StatsPath::Auto`] takes for `n` points (`None`: unknown) on a grid with
+    /// `sizes` and `scheme`, and the memory of the pass, with the current rayon thread count
+    /// (see the [module docs](self)).
+    pub fn plan(sizes: &[usize], scheme: InterpolationScheme, n: Option<usize>) -> StatsPlan {
+        Self::plan_with_path(sizes, scheme, n, StatsPath::Auto)
+    }
+
+    /// [`plan`](Self::plan) for a given path (`Auto`: as `plan`), e.g. the memory the cell
+    /// moments would need on a grid where `Auto` takes the point scatter.
+    pub fn plan_with_path(
+        sizes: &[usize],
+        scheme: InterpolationScheme,
+        n: Option<usize>,
+        path: StatsPath,
+    ) -> StatsPlan {
+        plan_for(path, sizes, scheme, n, rayon::current_num_threads())
     }
 
     /// Statistics of no data (all zero).
     pub fn empty(grid: &RegularGrid, opts: InterpolationOptions) -> Result<Self> {
-        StatsAccumulator::new(grid, opts)?.finish()
+        MomentAccumulator::new(grid, opts)?.finish()
     }
 
     /// Adds the statistics of another data set on the same grid and scheme (`merge(a, b)`).
@@ -166,399 +376,220 @@ impl SufficientStats {
     }
 }
 
-/// Streaming accumulator of per-cell moments; see the [module docs](self).
+/// Streaming accumulator of the statistics on one of the two paths (see the
+/// [module docs](self)); for building a pass by hand (several streams, several machines).
 #[derive(Debug, Clone)]
 pub struct StatsAccumulator {
-    grid: RegularGrid,
-    opts: InterpolationOptions,
-    loc: Locator,
-    /// Cells per dimension (`m_l − w + 1`) and their C strides.
-    cell_strides: Vec<usize>,
-    cells: usize,
-    /// Moments per cell: `(2w−1)^d` for `S`, then `w^d` for `t`.
-    q_len: usize,
-    y_len: usize,
-    /// Lazily allocated `cells × (q_len + y_len)`.
-    moments: Vec<f64>,
-    yty: f64,
-    n: usize,
+    inner: Inner,
+}
+
+#[derive(Debug, Clone)]
+enum Inner {
+    Moments(Box<MomentAccumulator>),
+    Scatter(Box<ScatterAccumulator>),
 }
 
 impl StatsAccumulator {
-    /// An empty accumulator for `grid` (no memory is reserved until the first chunk).
+    /// An empty accumulator for `grid` on the path [`StatsPath::Auto`] takes for a stream of
+    /// unknown length (the cell moments when they fit in memory). No memory is reserved until
+    /// the first chunk.
     pub fn new(grid: &RegularGrid, opts: InterpolationOptions) -> Result<Self> {
-        let loc = Locator::new(grid, opts)?;
-        let w = opts.scheme.stencil_width();
-        let d = grid.dims();
-        let cell_sizes: Vec<usize> = grid.sizes().iter().map(|&m| m - w + 1).collect();
-        let cells = checked_product(&cell_sizes, "grid")?;
-        let q_len = checked_product(&vec![2 * w - 1; d], "grid")?;
-        let y_len = checked_product(&vec![w; d], "grid")?;
-        cells
-            .checked_mul(q_len + y_len)
-            .ok_or_else(|| StructuredError::InvalidArgument {
-                name: "grid",
-                reason: format!("{cells} cells × {} moments overflow usize", q_len + y_len),
-            })?;
-        // The final stencil (m × (2w−1)^d values) must be representable too.
-        grid.num_points()
-            .checked_mul(q_len)
-            .ok_or_else(|| StructuredError::InvalidArgument {
-                name: "grid",
-                reason: format!(
-                    "{} nodes × {q_len} stencil entries overflow usize",
-                    grid.num_points()
-                ),
-            })?;
-        Ok(Self {
-            grid: grid.clone(),
-            opts,
-            loc,
-            cell_strides: c_strides(&cell_sizes),
-            cells,
-            q_len,
-            y_len,
-            moments: Vec::new(),
-            yty: 0.0,
-            n: 0,
-        })
+        Self::with_path(grid, opts, StatsPath::Auto)
+    }
+
+    /// An empty accumulator on the given path (`Auto`: as [`new`](Self::new)).
+    pub fn with_path(
+        grid: &RegularGrid,
+        opts: InterpolationOptions,
+        path: StatsPath,
+    ) -> Result<Self> {
+        let inner = match resolve(path, grid.sizes(), opts.scheme, None) {
+            StatsPath::PointScatter => {
+                Inner::Scatter(Box::new(ScatterAccumulator::new(grid, opts)?))
+            }
+            _ => Inner::Moments(Box::new(MomentAccumulator::new(grid, opts)?)),
+        };
+        Ok(Self { inner })
+    }
+
+    /// The path of this accumulator (never `Auto`).
+    pub fn path(&self) -> StatsPath {
+        match self.inner {
+            Inner::Moments(_) => StatsPath::CellMoments,
+            Inner::Scatter(_) => StatsPath::PointScatter,
+        }
     }
 
     /// Points accumulated so far.
     pub fn num_points(&self) -> usize {
-        self.n
+        match &self.inner {
+            Inner::Moments(a) => a.num_points(),
+            Inner::Scatter(a) => a.num_points(),
+        }
     }
 
     /// Adds a chunk of points `x` (`n_c × d`) with targets `y`. On error (wrong shapes, a
     /// non-finite value, a point outside the grid) the accumulator is unchanged.
     pub fn add_chunk(&mut self, x: MatRef<'_, f64>, y: ColRef<'_, f64>) -> Result<()> {
-        check_chunk(&self.grid, x, y)?;
-        let (nc, d) = (x.nrows(), x.ncols());
-        // First locate everything, so that an error leaves `self` untouched.
-        let mut cells = Vec::with_capacity(nc);
-        let mut taus = Vec::with_capacity(nc * d);
-        for i in 0..nc {
-            let mut cell = 0;
-            for l in 0..d {
-                let (start, tau) = self.loc.locate_1d(i, l, x[(i, l)])?;
-                cell += start * self.cell_strides[l];
-                taus.push(tau);
-            }
-            cells.push(cell);
+        match &mut self.inner {
+            Inner::Moments(a) => a.add_rows(x, y, 0),
+            Inner::Scatter(a) => a.add_rows(x, y, 0),
         }
-        if self.moments.is_empty() {
-            self.moments = vec![0.0; self.cells * (self.q_len + self.y_len)];
-        }
-        let w = self.opts.scheme.stencil_width();
-        let q = 2 * w - 1;
-        let rec = self.q_len + self.y_len;
-        let mut pow_q = vec![0.0; d * q];
-        let mut pow_w = vec![0.0; d * w];
-        let mut pre_q = vec![0.0; self.q_len / q];
-        let mut pre_w = vec![0.0; self.y_len / w];
-        // Visit the points grouped by cell, so that each cell's record stays in cache while
-        // its points are added (the records of all cells usually do not fit in cache).
-        let order = order_by_cell(&cells, self.cells);
-        for &i in &order {
-            let (cell, tau) = (cells[i], &taus[i * d..(i + 1) * d]);
-            for l in 0..d {
-                let mut p = 1.0;
-                for s in 0..q {
-                    pow_q[l * q + s] = p;
-                    p *= tau[l];
-                }
-                pow_w[l * w..(l + 1) * w].copy_from_slice(&pow_q[l * q..l * q + w]);
-            }
-            let yi = y[i];
-            let record = &mut self.moments[cell * rec..(cell + 1) * rec];
-            let (mq, my) = record.split_at_mut(self.q_len);
-            expand_weights(&pow_q[..(d - 1) * q], q, &mut pre_q);
-            let last_q = &pow_q[(d - 1) * q..];
-            for (p, chunk) in pre_q.iter().zip(mq.chunks_exact_mut(q)) {
-                for (c, l) in chunk.iter_mut().zip(last_q) {
-                    *c += p * l;
-                }
-            }
-            expand_weights(&pow_w[..(d - 1) * w], w, &mut pre_w);
-            let last_w = &pow_w[(d - 1) * w..];
-            for (p, chunk) in pre_w.iter().zip(my.chunks_exact_mut(w)) {
-                let py = p * yi;
-                for (c, l) in chunk.iter_mut().zip(last_w) {
-                    *c += py * l;
-                }
-            }
-            self.yty += yi * yi;
-        }
-        self.n += nc;
-        Ok(())
     }
 
-    /// Adds another accumulator on the same grid and scheme.
-    pub fn merge(mut self, other: Self) -> Result<Self> {
-        check_compatible(&self.grid, self.opts, &other.grid, other.opts)?;
-        if self.moments.is_empty() {
-            self.moments = other.moments;
-        } else if !other.moments.is_empty() {
-            self.moments
-                .par_iter_mut()
-                .zip(other.moments.par_iter())
-                .for_each(|(a, b)| *a += b);
-        }
-        self.yty += other.yty;
-        self.n += other.n;
-        Ok(self)
+    /// Adds another accumulator on the same grid and scheme. Two accumulators on different
+    /// paths merge into a point-scatter one (the moments are expanded first).
+    pub fn merge(self, other: Self) -> Result<Self> {
+        let inner = match (self.inner, other.inner) {
+            (Inner::Moments(a), Inner::Moments(b)) => Inner::Moments(Box::new(a.merge(*b)?)),
+            (Inner::Scatter(a), Inner::Scatter(b)) => Inner::Scatter(Box::new(a.merge(*b)?)),
+            (Inner::Scatter(a), Inner::Moments(b)) | (Inner::Moments(b), Inner::Scatter(a)) => {
+                Inner::Scatter(Box::new(a.merge_stats(b.finish()?)?))
+            }
+        };
+        Ok(Self { inner })
     }
 
-    /// Expands the per-cell moments into `S = WᵀW` and `t = Wᵀy`.
+    /// The statistics: `S = WᵀW`, `t = Wᵀy`, `yᵀy` and `n`.
     pub fn finish(self) -> Result<SufficientStats> {
-        let w = self.opts.scheme.stencil_width();
-        let sizes = self.grid.sizes().to_vec();
-        let mut gram = StencilGram::zeros(&sizes, w - 1)?;
-        let mut wty = vec![0.0; self.grid.num_points()];
-        if !self.moments.is_empty() {
-            Expansion::new(&self, &gram).run(&self, gram.values_mut(), &mut wty);
-        }
-        Ok(SufficientStats {
-            grid: self.grid,
-            opts: self.opts,
-            gram,
-            wty: Col::from_fn(wty.len(), |j| wty[j]),
-            yty: self.yty,
-            n: self.n,
-        })
-    }
-}
-
-/// Precomputed tables for expanding one cell's moments.
-struct Expansion {
-    d: usize,
-    w: usize,
-    /// Transposed pair coefficients `Pᵀ` (`q × w²`): entry `[s][a·w + a']` is the coefficient
-    /// of `τ^s` in `w_a(τ)·w_{a'}(τ)`.
-    pair_t: Vec<f64>,
-    /// Transposed weight coefficients `Cᵀ` (`w × w`): entry `[k][a]` = coefficient of `τ^k`
-    /// in `w_a(τ)`.
-    weight_t: Vec<f64>,
-    /// For each multi-pair (C order over dimensions of `a·w + a'`): node offset of `a` and the
-    /// stencil entry of `a' − a`.
-    scatter_node: Vec<usize>,
-    scatter_entry: Vec<usize>,
-    /// Node offsets of the `w^d` stencil nodes.
-    node_offsets: Vec<usize>,
-    k: usize,
-}
-
-/// One step of a tensor contraction with axis rotation: `src` has shape `(Q, R)` (the axis
-/// being contracted first), `dst` gets shape `(R, NP)`, `dst[r][p] = Σ_s src[s][r]·pt[s][p]`.
-/// After `d` steps the axes are back in their original order, each contracted.
-fn rotate_contract<const Q: usize, const NP: usize>(src: &[f64], pt: &[f64], dst: &mut Vec<f64>) {
-    let r_len = src.len() / Q;
-    dst.clear();
-    dst.resize(r_len * NP, 0.0);
-    for s in 0..Q {
-        let mut coef = [0.0; NP];
-        coef.copy_from_slice(&pt[s * NP..(s + 1) * NP]);
-        let row = &src[s * r_len..(s + 1) * r_len];
-        for (t, out) in row.iter().zip(dst.chunks_exact_mut(NP)) {
-            let out: &mut [f64; NP] = match out.try_into() {
-                Ok(o) => o,
-                Err(_) => continue,
-            };
-            for p in 0..NP {
-                out[p] += t * coef[p];
-            }
+        match self.inner {
+            Inner::Moments(a) => a.finish(),
+            Inner::Scatter(a) => a.finish(),
         }
     }
 }
 
-impl Expansion {
-    fn new(acc: &StatsAccumulator, gram: &StencilGram) -> Self {
-        let d = acc.grid.dims();
-        let w = acc.opts.scheme.stencil_width();
-        let q = 2 * w - 1;
-        let r = w - 1;
-        let np = w * w;
-        let coeffs = acc.opts.scheme.coeffs();
-        let mut pair_t = vec![0.0; q * np];
-        for a in 0..w {
-            for b in 0..w {
-                for k1 in 0..w {
-                    for k2 in 0..w {
-                        pair_t[(k1 + k2) * np + a * w + b] += coeffs[a][k1] * coeffs[b][k2];
-                    }
-                }
-            }
-        }
-        let mut weight_t = vec![0.0; w * w];
-        for a in 0..w {
-            for k in 0..w {
-                weight_t[k * w + a] = coeffs[a][k];
-            }
-        }
-        let strides = acc.grid.strides();
-        let total = np.pow(d as u32);
-        let mut scatter_node = Vec::with_capacity(total);
-        let mut scatter_entry = Vec::with_capacity(total);
-        for idx in 0..total {
-            let mut rem = idx;
-            let (mut node, mut entry, mut qpow) = (0usize, 0usize, 1usize);
-            for l in (0..d).rev() {
-                let p = rem % np;
-                rem /= np;
-                let (a, b) = (p / w, p % w);
-                node += a * strides[l];
-                entry += (b + r - a) * qpow;
-                qpow *= q;
-            }
-            scatter_node.push(node);
-            scatter_entry.push(entry);
-        }
-        let node_offsets = crate::interpolation::stencil_offsets(strides, w);
-        Self {
-            d,
-            w,
-            pair_t,
-            weight_t,
-            scatter_node,
-            scatter_entry,
-            node_offsets,
-            k: gram.stencil_len(),
-        }
-    }
-
-    /// Contracts every axis of `src` (`len^d` values) with the transposed matrix `pt`
-    /// (`len × rows`); the result (`rows^d`, C order) is left in `a`.
-    fn contract(&self, src: &[f64], pt: &[f64], gram: bool, a: &mut Vec<f64>, b: &mut Vec<f64>) {
-        a.clear();
-        a.extend_from_slice(src);
-        for _ in 0..self.d {
-            match (self.w, gram) {
-                (4, true) => rotate_contract::<7, 16>(a, pt, b),
-                (4, false) => rotate_contract::<4, 4>(a, pt, b),
-                (_, true) => rotate_contract::<3, 4>(a, pt, b),
-                (_, false) => rotate_contract::<2, 2>(a, pt, b),
-            }
-            std::mem::swap(a, b);
-        }
-    }
-
-    fn run(&self, acc: &StatsAccumulator, gram: &mut [f64], wty: &mut [f64]) {
-        let (w, k) = (self.w, self.k);
-        let sizes = acc.grid.sizes();
-        let s0 = acc.grid.strides()[0];
-        let cells0 = sizes[0] - w + 1;
-        let cells_per_slab = acc.cells / cells0;
-        let rec = acc.q_len + acc.y_len;
-        let cell_sizes: Vec<usize> = sizes.iter().map(|&m| m - w + 1).collect();
-        let strides = acc.grid.strides();
-        // Slabs of cells with first index i touch nodes with first index i..i+w−1; slabs whose
-        // first indices differ by ≥ w touch disjoint node ranges, so each phase is parallel.
-        for phase in 0..w.min(cells0) {
-            let g = &mut gram[phase * s0 * k..];
-            let t = &mut wty[phase * s0..];
-            g.par_chunks_mut(w * s0 * k)
-                .zip(t.par_chunks_mut(w * s0))
-                .enumerate()
-                .for_each(|(c, (g, t))| {
-                    let i = phase + c * w;
-                    if i >= cells0 {
-                        return;
-                    }
-                    let (mut a, mut b) = (Vec::new(), Vec::new());
-                    for cr in 0..cells_per_slab {
-                        let cell = i * cells_per_slab + cr;
-                        let record = &acc.moments[cell * rec..(cell + 1) * rec];
-                        if record[0] == 0.0 {
-                            continue; // no points in this cell
-                        }
-                        // Node (relative to the slab start) of the cell's first stencil node.
-                        let mut rem = cr;
-                        let mut node = 0;
-                        for l in (1..self.d).rev() {
-                            node += (rem % cell_sizes[l]) * strides[l];
-                            rem /= cell_sizes[l];
-                        }
-                        let (mq, my) = record.split_at(acc.q_len);
-                        self.contract(mq, &self.pair_t, true, &mut a, &mut b);
-                        for ((v, &sn), &se) in
-                            a.iter().zip(&self.scatter_node).zip(&self.scatter_entry)
-                        {
-                            g[(node + sn) * k + se] += v;
-                        }
-                        self.contract(my, &self.weight_t, false, &mut a, &mut b);
-                        for (v, &off) in a.iter().zip(&self.node_offsets) {
-                            t[node + off] += v;
-                        }
-                    }
-                });
-        }
-    }
+/// `(2w−1)^d`, after checking that the stencil of the grid (`m·(2w−1)^d` values) can be
+/// indexed.
+fn stencil_len_checked(grid: &RegularGrid, opts: InterpolationOptions) -> Result<usize> {
+    let w = opts.scheme.stencil_width();
+    let k = checked_product(&vec![2 * w - 1; grid.dims()], "grid")?;
+    grid.num_points()
+        .checked_mul(k)
+        .ok_or_else(|| StructuredError::InvalidArgument {
+            name: "grid",
+            reason: format!(
+                "{} nodes × {k} stencil entries overflow usize",
+                grid.num_points()
+            ),
+        })?;
+    Ok(k)
 }
 
-/// Indices `0..cells.len()` ordered by cell (counting sort when the cells are few compared
-/// with the points, comparison sort otherwise); stable.
-fn order_by_cell(cells: &[usize], num_cells: usize) -> Vec<usize> {
-    if num_cells <= 4 * cells.len() {
-        let mut start = vec![0usize; num_cells + 1];
-        for &c in cells {
-            start[c + 1] += 1;
-        }
-        for c in 0..num_cells {
-            start[c + 1] += start[c];
-        }
-        let mut order = vec![0usize; cells.len()];
-        for (i, &c) in cells.iter().enumerate() {
-            order[start[c]] = i;
-            start[c] += 1;
-        }
-        order
-    } else {
-        let mut order: Vec<usize> = (0..cells.len()).collect();
-        order.sort_by_key(|&i| cells[i]);
-        order
-    }
-}
-
-/// Runs one accumulator per rayon thread; each calls `next` until it returns `None`.
-/// Runs `work(worker, workers, acc)` on one accumulator per rayon thread and merges the
-/// accumulators in worker order (a fixed summation order).
-fn run_workers<G>(
+/// `n` for [`from_chunks`](SufficientStats::from_chunks) from the first chunk's rows and
+/// the `size_hint` of the rest of the stream: exact bound → rows × (1 + chunks); otherwise
+/// only when the lower bound already shows a dense stream.
+fn estimate_points(
+    rows: usize,
+    hint: (usize, Option<usize>),
     grid: &RegularGrid,
-    opts: InterpolationOptions,
-    work: G,
-) -> Result<StatsAccumulator>
-where
-    G: Fn(usize, usize, &mut StatsAccumulator) -> Result<()> + Sync,
-{
-    let workers = rayon::current_num_threads().max(1);
-    let accs = (0..workers)
-        .into_par_iter()
-        .map(|w| {
-            let mut acc = StatsAccumulator::new(grid, opts)?;
-            work(w, workers, &mut acc)?;
-            Ok(acc)
-        })
-        .collect::<Result<Vec<_>>>()?;
-    merge_in_order(grid, opts, accs)
+    scheme: InterpolationScheme,
+) -> Option<usize> {
+    match hint {
+        (_, Some(hi)) => Some(rows.saturating_mul(hi.saturating_add(1))),
+        (lo, None) => {
+            let lower = rows.saturating_mul(lo.saturating_add(1));
+            let cells = cell_count(grid.sizes(), scheme);
+            (lower as f64 >= MOMENT_MIN_POINTS_PER_CELL * cells as f64).then_some(lower)
+        }
+    }
 }
 
-/// Merges accumulators in the order given.
-fn merge_in_order(
-    grid: &RegularGrid,
-    opts: InterpolationOptions,
-    accs: Vec<StatsAccumulator>,
-) -> Result<StatsAccumulator> {
-    let mut total: Option<StatsAccumulator> = None;
-    for acc in accs {
-        total = Some(match total {
-            None => acc,
-            Some(t) => t.merge(acc)?,
-        });
+/// Grid cells `Π (m_l − w + 1)` (saturating).
+fn cell_count(sizes: &[usize], scheme: InterpolationScheme) -> u128 {
+    let w = scheme.stencil_width();
+    sizes
+        .iter()
+        .map(|&m| (m + 1).saturating_sub(w) as u128)
+        .fold(1u128, |a, c| a.saturating_mul(c))
+}
+
+/// Physical memory (`MemTotal`), or [`DEFAULT_PHYSICAL_MEMORY`].
+fn physical_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(DEFAULT_PHYSICAL_MEMORY, |kb| kb.saturating_mul(1024))
+}
+
+/// The plan for `path` (`Auto` resolved by the rule of the module docs) with `threads`
+/// workers.
+fn plan_for(
+    path: StatsPath,
+    sizes: &[usize],
+    scheme: InterpolationScheme,
+    n: Option<usize>,
+    threads: usize,
+) -> StatsPlan {
+    let d = sizes.len();
+    let w = scheme.stencil_width();
+    let m = sizes
+        .iter()
+        .fold(1u128, |a, &s| a.saturating_mul(s as u128));
+    let k = ((2 * w - 1) as u128).saturating_pow(d as u32);
+    let output_bytes = m.saturating_mul(k).saturating_add(m).saturating_mul(8);
+    let cells = cell_count(sizes, scheme);
+    let record = k.saturating_add((w as u128).saturating_pow(d as u32));
+    let moment_bytes = (threads.max(1) as u128)
+        .saturating_mul(cells)
+        .saturating_mul(record)
+        .saturating_mul(8);
+    let m_usize = usize::try_from(m).unwrap_or(usize::MAX);
+    let k_usize = usize::try_from(k).unwrap_or(usize::MAX);
+    let capacity = scatter::buffer_points(m_usize, k_usize, d);
+    let buffered = n.map_or(capacity, |n| n.min(capacity)) as u128;
+    let scatter_bytes = buffered * scatter::point_bytes(d) as u128;
+    let points_per_cell = n.map(|n| n as f64 / cells.max(1) as f64);
+    let path = match path {
+        StatsPath::Auto => {
+            let budget = u128::from(physical_memory() / 2);
+            let fits = moment_bytes.saturating_add(output_bytes) <= budget;
+            let dense = points_per_cell.is_none_or(|rho| rho >= MOMENT_MIN_POINTS_PER_CELL);
+            if fits && dense {
+                StatsPath::CellMoments
+            } else {
+                StatsPath::PointScatter
+            }
+        }
+        p => p,
+    };
+    let scratch_bytes = match path {
+        StatsPath::CellMoments => moment_bytes,
+        _ => scatter_bytes,
+    };
+    StatsPlan {
+        path,
+        points_per_cell,
+        output_bytes,
+        scratch_bytes,
     }
-    match total {
-        Some(t) => Ok(t),
-        None => StatsAccumulator::new(grid, opts),
+}
+
+/// The concrete path for `path` (see [`plan_for`]).
+fn resolve(
+    path: StatsPath,
+    sizes: &[usize],
+    scheme: InterpolationScheme,
+    n: Option<usize>,
+) -> StatsPath {
+    match path {
+        StatsPath::Auto => plan_for(path, sizes, scheme, n, rayon::current_num_threads()).path,
+        p => p,
     }
+}
+
+/// Writes zeros over a freshly zeroed allocation, in parallel. Large zeroed allocations are
+/// mapped lazily to a shared zero page, so a first read-modify-write of each page takes two
+/// page faults (the read, then a copy on write), single-threaded in the order of the
+/// updates; writing first takes one per page, spread over the threads (measured: the point
+/// scatter on a 100×100×80 grid went from about 5 s to 3 s). The value goes through
+/// `black_box` so that the writes are not optimized away as redundant with the allocation.
+fn prefault(values: &mut [f64]) {
+    let zero = std::hint::black_box(0.0);
+    values.par_chunks_mut(1 << 16).for_each(|c| c.fill(zero));
 }
 
 fn check_chunk(grid: &RegularGrid, x: MatRef<'_, f64>, y: ColRef<'_, f64>) -> Result<()> {

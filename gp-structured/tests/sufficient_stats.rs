@@ -1,7 +1,10 @@
 //! Sufficient statistics `WᵀW`, `Wᵀy`, `yᵀy`, `n`: against forming `W` densely, exact
-//! symmetry, stencil storage, merging and chunking independence, streaming from a generator.
+//! symmetry, stencil storage, merging and chunking independence, streaming from a generator,
+//! on both paths (cell moments and point scatter), which must agree with each other, and the
+//! rule that chooses between them.
 
 use faer::{Col, Mat};
+use gp_structured::sufficient_stats::{StatsPath, MOMENT_MIN_POINTS_PER_CELL};
 use gp_structured::{
     InterpolationOptions, InterpolationScheme, InterpolationWeights, LinearOperator, OutOfGrid,
     RegularGrid, StatsAccumulator, StencilGram, StructuredError, SufficientStats,
@@ -41,10 +44,28 @@ fn rel_err(a: &Mat<f64>, b: &Mat<f64>) -> f64 {
     (a - b).norm_max() / b.norm_max().max(f64::MIN_POSITIVE)
 }
 
+const PATHS: [StatsPath; 3] = [
+    StatsPath::Auto,
+    StatsPath::CellMoments,
+    StatsPath::PointScatter,
+];
+
 fn check_against_dense(sizes: &[usize], n: usize, scheme: InterpolationScheme, seed: u64) {
+    for path in PATHS {
+        check_path_against_dense(sizes, n, scheme, seed, path);
+    }
+}
+
+fn check_path_against_dense(
+    sizes: &[usize],
+    n: usize,
+    scheme: InterpolationScheme,
+    seed: u64,
+    path: StatsPath,
+) {
     let (grid, x, y) = setup(sizes, n, scheme, seed);
     let o = opts(scheme);
-    let stats = SufficientStats::compute(&grid, x.as_ref(), y.as_ref(), o).unwrap();
+    let stats = SufficientStats::compute_with_path(&grid, x.as_ref(), y.as_ref(), o, path).unwrap();
     let w = InterpolationWeights::new(&grid, x.as_ref(), o)
         .unwrap()
         .to_dense();
@@ -54,7 +75,7 @@ fn check_against_dense(sizes: &[usize], n: usize, scheme: InterpolationScheme, s
     let s = gram.to_dense();
     assert!(
         rel_err(&s, &s_dense) < 1e-12,
-        "S rel err {}",
+        "{path:?}: S rel err {}",
         rel_err(&s, &s_dense)
     );
     let t = Mat::from_fn(grid.num_points(), 1, |j, _| stats.wty()[j]);
@@ -271,11 +292,10 @@ fn identical(a: &SufficientStats, b: &SufficientStats) -> bool {
 
 #[test]
 fn results_do_not_depend_on_thread_scheduling() {
-    // Work is assigned to workers statically and merged in worker order, so repeated runs on
-    // the same pool give the same bits (a model fitted twice must not differ).
+    // Work is assigned statically and summed in a fixed order, so repeated runs on the same
+    // pool give the same bits (a model fitted twice must not differ), on both paths.
     let (grid, x, y) = setup(&[12, 11, 10], 20_000, InterpolationScheme::Cubic, 9);
     let o = opts(InterpolationScheme::Cubic);
-    let first = SufficientStats::compute(&grid, x.as_ref(), y.as_ref(), o).unwrap();
     let chunks = || {
         (0..x.nrows()).step_by(700).map(|s| {
             let len = 700.min(x.nrows() - s);
@@ -285,11 +305,287 @@ fn results_do_not_depend_on_thread_scheduling() {
             )
         })
     };
-    let streamed = SufficientStats::from_chunks(&grid, o, chunks()).unwrap();
-    for _ in 0..5 {
-        let again = SufficientStats::compute(&grid, x.as_ref(), y.as_ref(), o).unwrap();
-        assert!(identical(&first, &again));
-        let again = SufficientStats::from_chunks(&grid, o, chunks()).unwrap();
-        assert!(identical(&streamed, &again));
+    for path in PATHS {
+        let first =
+            SufficientStats::compute_with_path(&grid, x.as_ref(), y.as_ref(), o, path).unwrap();
+        let streamed = SufficientStats::from_chunks_with_path(&grid, o, chunks(), path).unwrap();
+        for _ in 0..5 {
+            let again =
+                SufficientStats::compute_with_path(&grid, x.as_ref(), y.as_ref(), o, path).unwrap();
+            assert!(identical(&first, &again), "{path:?}");
+            let again = SufficientStats::from_chunks_with_path(&grid, o, chunks(), path).unwrap();
+            assert!(identical(&streamed, &again), "{path:?}");
+        }
     }
+}
+
+/// Runs `f` on a rayon pool of `threads` threads.
+fn on_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
+#[test]
+fn point_scatter_does_not_depend_on_the_thread_count() {
+    // The scatter's summation order is a function of the grid and the data only (slabs, sort
+    // keys, buffer flushes), so any pool gives the same bits; here on a grid with many slabs.
+    let scheme = InterpolationScheme::Cubic;
+    let (grid, x, y) = setup(&[70, 9, 8], 30_000, scheme, 13);
+    let o = opts(scheme);
+    let p = StatsPath::PointScatter;
+    let chunks = || {
+        (0..x.nrows()).step_by(4_000).map(|s| {
+            let len = 4_000.min(x.nrows() - s);
+            (
+                x.as_ref().subrows(s, len).to_owned(),
+                y.as_ref().subrows(s, len).to_owned(),
+            )
+        })
+    };
+    let one = on_pool(1, || {
+        SufficientStats::compute_with_path(&grid, x.as_ref(), y.as_ref(), o, p).unwrap()
+    });
+    let one_streamed = on_pool(1, || {
+        SufficientStats::from_chunks_with_path(&grid, o, chunks(), p).unwrap()
+    });
+    for threads in [2, 3, 4] {
+        let many = on_pool(threads, || {
+            SufficientStats::compute_with_path(&grid, x.as_ref(), y.as_ref(), o, p).unwrap()
+        });
+        assert!(identical(&one, &many), "{threads} threads");
+        let streamed = on_pool(threads, || {
+            SufficientStats::from_chunks_with_path(&grid, o, chunks(), p).unwrap()
+        });
+        assert!(
+            identical(&one_streamed, &streamed),
+            "{threads} threads, streamed"
+        );
+    }
+    // The streamed pass scatters the same points in the same order (one buffer flush either
+    // way), so S and t are the same bits; yᵀy is summed per chunk.
+    assert!(one
+        .gram()
+        .values()
+        .iter()
+        .zip(one_streamed.gram().values())
+        .all(|(u, v)| u.to_bits() == v.to_bits()));
+    assert!(one
+        .wty()
+        .iter()
+        .zip(one_streamed.wty().iter())
+        .all(|(u, v)| u.to_bits() == v.to_bits()));
+    assert!((one.yty() - one_streamed.yty()).abs() <= 1e-13 * one.yty());
+}
+
+/// Largest relative difference of `S` and `t` between two sets of statistics.
+fn path_difference(a: &SufficientStats, b: &SufficientStats) -> (f64, f64) {
+    let (sa, sb) = (a.gram().values(), b.gram().values());
+    let scale = sb.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let ds = sa
+        .iter()
+        .zip(sb)
+        .fold(0.0f64, |m, (u, v)| m.max((u - v).abs()))
+        / scale;
+    let dt = (a.wty() - b.wty()).norm_max() / b.wty().norm_max();
+    (ds, dt)
+}
+
+#[test]
+fn the_two_paths_agree_d1_d2_d3_linear_and_cubic() {
+    // Sparse (about one point per cell) and dense (hundreds per cell) data on each shape.
+    for scheme in [InterpolationScheme::Linear, InterpolationScheme::Cubic] {
+        for (sizes, n) in [
+            (vec![40], 30),
+            (vec![40], 20_000),
+            (vec![25, 30], 600),
+            (vec![12, 14], 30_000),
+            (vec![20, 18, 16], 3_000),
+            (vec![9, 8, 10], 40_000),
+        ] {
+            let (grid, x, y) = setup(&sizes, n, scheme, 17);
+            let o = opts(scheme);
+            let m = SufficientStats::compute_with_path(
+                &grid,
+                x.as_ref(),
+                y.as_ref(),
+                o,
+                StatsPath::CellMoments,
+            )
+            .unwrap();
+            let s = SufficientStats::compute_with_path(
+                &grid,
+                x.as_ref(),
+                y.as_ref(),
+                o,
+                StatsPath::PointScatter,
+            )
+            .unwrap();
+            let (ds, dt) = path_difference(&s, &m);
+            assert!(
+                ds <= 1e-12 && dt <= 1e-12,
+                "{sizes:?} {scheme:?} n={n}: S {ds:e}, t {dt:e}"
+            );
+            assert!((s.yty() - m.yty()).abs() <= 1e-12 * m.yty());
+            assert_eq!(s.num_points(), m.num_points());
+            // Both are exactly symmetric.
+            for stats in [&s, &m] {
+                let g = stats.gram();
+                let mm = g.order();
+                for (i, j) in [(0, 1), (mm / 2, mm / 2 + 1), (mm / 3, mm / 3 + 2)] {
+                    let j = j.min(mm - 1);
+                    assert_eq!(g.entry(i, j), g.entry(j, i));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn point_scatter_streams_merges_and_reports_errors() {
+    let scheme = InterpolationScheme::Cubic;
+    let (grid, x, y) = setup(&[30, 8, 7], 5_000, scheme, 23);
+    let o = opts(scheme);
+    let p = StatsPath::PointScatter;
+    let whole = SufficientStats::compute_with_path(
+        &grid,
+        x.as_ref(),
+        y.as_ref(),
+        o,
+        StatsPath::CellMoments,
+    )
+    .unwrap();
+    for chunk in [1usize, 333, 5_000] {
+        let chunks: Vec<(Mat<f64>, Col<f64>)> = (0..5_000)
+            .step_by(chunk)
+            .map(|a| sub(&x, &y, a, (a + chunk).min(5_000)))
+            .collect();
+        let s = SufficientStats::from_chunks_with_path(&grid, o, chunks, p).unwrap();
+        assert_stats_close(&s, &whole);
+    }
+    // Accumulators on the scatter path, merged with each other and with a moment one.
+    let mut a = StatsAccumulator::with_path(&grid, o, p).unwrap();
+    assert_eq!(a.path(), StatsPath::PointScatter);
+    let mut b = StatsAccumulator::with_path(&grid, o, p).unwrap();
+    let mut c = StatsAccumulator::with_path(&grid, o, StatsPath::CellMoments).unwrap();
+    assert_eq!(c.path(), StatsPath::CellMoments);
+    a.add_chunk(x.subrows(0, 2_000), y.subrows(0, 2_000))
+        .unwrap();
+    b.add_chunk(x.subrows(2_000, 1_000), y.subrows(2_000, 1_000))
+        .unwrap();
+    c.add_chunk(x.subrows(3_000, 2_000), y.subrows(3_000, 2_000))
+        .unwrap();
+    // An error leaves the accumulator unchanged.
+    let mut outside = x.subrows(0, 10).to_owned();
+    outside[(7, 2)] = -3.0;
+    let e = a.add_chunk(outside.as_ref(), y.subrows(0, 10)).unwrap_err();
+    assert!(matches!(
+        e,
+        StructuredError::OutsideGrid {
+            point: 7,
+            dim: 2,
+            ..
+        }
+    ));
+    assert_eq!(a.num_points(), 2_000);
+    let ab = a.clone().merge(b.clone()).unwrap();
+    assert_eq!(ab.path(), StatsPath::PointScatter);
+    let abc = ab.merge(c.clone()).unwrap();
+    assert_eq!(abc.path(), StatsPath::PointScatter);
+    assert_eq!(abc.num_points(), 5_000);
+    assert_stats_close(&abc.finish().unwrap(), &whole);
+    let cab = c.merge(a.merge(b).unwrap()).unwrap();
+    assert_stats_close(&cab.finish().unwrap(), &whole);
+    // Errors of the whole-data entry point name the global row.
+    let mut bad = x.clone();
+    bad[(4_321, 0)] = f64::INFINITY;
+    let e = SufficientStats::compute_with_path(&grid, bad.as_ref(), y.as_ref(), o, p).unwrap_err();
+    assert!(matches!(
+        e,
+        StructuredError::OutsideGrid {
+            point: 4_321,
+            dim: 0,
+            ..
+        }
+    ));
+    // No data: all zero, like the moment path.
+    let none = SufficientStats::from_chunks_with_path(&grid, o, std::iter::empty(), p).unwrap();
+    assert_eq!(none, SufficientStats::empty(&grid, o).unwrap());
+}
+
+#[test]
+fn points_on_nodes_give_exact_zeros_on_both_paths() {
+    // Every point on a grid node: cubic weights (0, 1, 0, 0), so S is diagonal.
+    let grid = RegularGrid::from_bounds(&[0.0, 0.0], &[9.0, 9.0], &[10, 10]).unwrap();
+    let x = Mat::from_fn(49, 2, |i, l| {
+        (2 + if l == 0 { i / 7 } else { i % 7 }) as f64
+    });
+    let y = Col::from_fn(49, |i| i as f64);
+    let o = opts(InterpolationScheme::Cubic);
+    for path in [StatsPath::CellMoments, StatsPath::PointScatter] {
+        let s = SufficientStats::compute_with_path(&grid, x.as_ref(), y.as_ref(), o, path).unwrap();
+        assert_eq!(s.gram().nnz(), 49, "{path:?}");
+        let diag = s.gram().diagonal().unwrap();
+        assert_eq!(diag.iter().sum::<f64>(), 49.0);
+    }
+}
+
+#[test]
+fn auto_takes_moments_for_dense_data_and_the_scatter_for_sparse_data() {
+    let cubic = InterpolationScheme::Cubic;
+    // 30³ grid (27³ cells), 10^6 points: about 50 per cell.
+    let dense = SufficientStats::plan(&[30, 30, 30], cubic, Some(1_000_000));
+    assert_eq!(dense.path, StatsPath::CellMoments);
+    assert!(dense.points_per_cell.unwrap() >= MOMENT_MIN_POINTS_PER_CELL);
+    // 100×100×80 grid, 10^6 points: 1.4 per cell.
+    let fine = SufficientStats::plan(&[100, 100, 80], cubic, Some(1_000_000));
+    assert_eq!(fine.path, StatsPath::PointScatter);
+    // The scatter needs the stencil, t and a buffer of at most 1/16 of the stencil.
+    let m = 800_000u128;
+    assert_eq!(fine.output_bytes, 8 * m * (343 + 1));
+    assert!(fine.scratch_bytes <= fine.output_bytes / 16);
+    // The radar grid of Table 1 at n = 10.5M: the moment records alone would be tens of GiB.
+    let radar = SufficientStats::plan(&[400, 400, 40], cubic, Some(10_500_000));
+    assert_eq!(radar.path, StatsPath::PointScatter);
+    assert!(radar.peak_bytes() < 19u128 << 30);
+    // Unknown n: the moments when they fit in memory, the scatter when they cannot.
+    assert_eq!(
+        SufficientStats::plan(&[30, 30, 30], cubic, None).path,
+        StatsPath::CellMoments
+    );
+    assert_eq!(
+        SufficientStats::plan(&[4000, 4000, 400], cubic, None).path,
+        StatsPath::PointScatter
+    );
+    // What the entry points do follows the plan: a streamed dense pass with an exact length
+    // (the moment path's result depends on the thread count, the scatter's does not, so
+    // compare with both forced paths).
+    let (grid, x, y) = setup(&[8, 8], 20_000, cubic, 5);
+    let o = opts(cubic);
+    assert_eq!(
+        SufficientStats::plan(grid.sizes(), cubic, Some(20_000)).path,
+        StatsPath::CellMoments
+    );
+    let chunks = || {
+        (0..20_000)
+            .step_by(1_000)
+            .map(|a| sub(&x, &y, a, a + 1_000))
+    };
+    let auto = SufficientStats::from_chunks(&grid, o, chunks()).unwrap();
+    let forced =
+        SufficientStats::from_chunks_with_path(&grid, o, chunks(), StatsPath::CellMoments).unwrap();
+    assert!(identical(&auto, &forced));
+    let (grid, x, y) = setup(&[40, 40], 2_000, cubic, 5);
+    let auto = SufficientStats::compute(&grid, x.as_ref(), y.as_ref(), o).unwrap();
+    let forced = SufficientStats::compute_with_path(
+        &grid,
+        x.as_ref(),
+        y.as_ref(),
+        o,
+        StatsPath::PointScatter,
+    )
+    .unwrap();
+    assert!(identical(&auto, &forced));
 }

@@ -6,7 +6,8 @@ use std::time::Instant;
 use faer::{Col, ColRef, MatRef};
 use gp_kernels::SquaredExponential;
 use gp_models::{Gsgp, GsgpOptions, SkiOptions};
-use gp_structured::SufficientStats;
+use gp_structured::sufficient_stats::{StatsPath, StatsPlan};
+use gp_structured::{InterpolationScheme, SufficientStats};
 
 use super::common::{Fitted, Hypers, MeanPredictor, MeanRun, Memory, Method};
 use crate::error::BenchError;
@@ -39,7 +40,7 @@ pub fn gsgp_fit(
     options: &SkiOptions,
 ) -> Result<(Gsgp<SquaredExponential>, f64), BenchError> {
     let sizes = GsgpOptions::from(options).grid_for(x)?.sizes().to_vec();
-    check_stats_fit(&sizes)?;
+    check_stats_fit(&sizes, x.nrows())?;
     let kernel = hypers.kernel()?;
     let t0 = Instant::now();
     let gsgp = Gsgp::fit(
@@ -110,16 +111,44 @@ pub fn gsgp_mean_from_stats(
     gsgp_time_solve(&gsgp, precompute_seconds + build)
 }
 
-/// Bytes the statistics pass and the model need at their peak for grid `sizes` (cubic):
-/// the per-thread accumulators (`(7^d + 4^d)` moments per grid cell and thread, see
-/// `gp_structured::sufficient_stats`) plus the stencil of `S` and 15 `m`-vectors.
+/// Bytes of the statistics pass on its cell-moment path for grid `sizes` (cubic), whatever
+/// `n`: the per-thread moment records (`(7^d + 4^d)` per grid cell and thread, see
+/// `gp_structured::sufficient_stats`) plus the stencil of `S` and 15 `m`-vectors. This is what
+/// the pass needed before it could scatter points directly (52 GiB for the 6.4M radar grid on
+/// two threads); [`stats_pass_bytes_for`] is the estimate of the path the pass takes.
 pub fn stats_pass_bytes(sizes: &[usize]) -> u128 {
+    let plan = SufficientStats::plan_with_path(
+        sizes,
+        InterpolationScheme::Cubic,
+        None,
+        StatsPath::CellMoments,
+    );
+    stats_bytes(sizes, &plan)
+}
+
+/// The plan of the statistics pass for `n` points on grid `sizes` (cubic): the path
+/// `SufficientStats::compute` takes (cell moments for many points per cell, point scatter
+/// otherwise or when the moment records would not fit in memory) and its memory.
+pub fn stats_plan(sizes: &[usize], n: usize) -> StatsPlan {
+    SufficientStats::plan(sizes, InterpolationScheme::Cubic, Some(n))
+}
+
+/// Bytes the statistics pass and the model need at their peak: the pass's scratch (see
+/// [`StatsPlan`]) plus the stencil of `S` (`7^d` values per node) and 15 `m`-vectors (`t` and
+/// the model's solve vectors, as `gp_models::gsgp::memory` counts them).
+fn stats_bytes(sizes: &[usize], plan: &StatsPlan) -> u128 {
     let d = sizes.len() as u32;
     let m: u128 = sizes.iter().map(|&s| s as u128).product();
-    let cells: u128 = sizes.iter().map(|&s| s.saturating_sub(3) as u128).product();
-    let threads = rayon::current_num_threads().max(1) as u128;
-    let moments = 7u128.pow(d) + 4u128.pow(d);
-    8 * (threads * cells * moments + m * (7u128.pow(d) + 15))
+    plan.scratch_bytes + 8 * m * (7u128.pow(d) + 15)
+}
+
+/// Bytes the statistics pass for `n` points on grid `sizes` (cubic) and the model need at
+/// their peak, on the path the pass takes ([`stats_plan`]): its scratch (the per-thread moment
+/// records, or the bounded point buffer of the point scatter) plus the stencil of `S` and 15
+/// `m`-vectors. For the 6.4M radar grid at `n = 10.5M` this is the point scatter, about
+/// 17.9 GiB (the stencil alone is 16.4 GiB).
+pub fn stats_pass_bytes_for(sizes: &[usize], n: usize) -> u128 {
+    stats_bytes(sizes, &stats_plan(sizes, n))
 }
 
 /// `MemAvailable` of `/proc/meminfo` in bytes, if readable.
@@ -128,26 +157,58 @@ pub fn mem_available_bytes() -> Option<u64> {
     super::common::status_kb(&text, "MemAvailable:").map(|kb| kb * 1024)
 }
 
-/// Refuses a grid whose statistics pass would not fit in 90% of the available memory (an
-/// allocation failure would abort the whole process instead of failing one row).
+/// Refuses a grid whose statistics pass for `n` points (and the model) would not fit in 90% of
+/// the available memory (an allocation failure would abort the whole process instead of
+/// failing one row).
 ///
 /// Errors: [`BenchError::InvalidArgument`] saying how much was needed.
-pub fn check_stats_fit(sizes: &[usize]) -> Result<(), BenchError> {
-    let need = stats_pass_bytes(sizes);
+pub fn check_stats_fit(sizes: &[usize], n: usize) -> Result<(), BenchError> {
+    let plan = stats_plan(sizes, n);
+    let need = stats_bytes(sizes, &plan);
     let Some(avail) = mem_available_bytes() else {
         return Ok(());
     };
     if need > (avail as u128) * 9 / 10 {
+        let gib = |b: u128| b as f64 / (1u64 << 30) as f64;
         return Err(BenchError::InvalidArgument {
             name: "grid",
             reason: format!(
-                "skipped: the statistics pass for grid {sizes:?} needs about {:.1} GiB \
-                 (per-thread moment accumulators plus the 7^d stencil of S), more than 90% of \
-                 the {:.1} GiB available",
-                need as f64 / (1u64 << 30) as f64,
-                avail as f64 / (1u64 << 30) as f64
+                "skipped: the statistics pass for grid {sizes:?} and n = {n} ({} path) and the \
+                 model need about {:.1} GiB (the 7^d stencil of S {:.1} GiB, the pass's scratch \
+                 {:.1} GiB, 15 m-vectors), more than 90% of the {:.1} GiB available",
+                plan.path.name(),
+                gib(need),
+                gib(plan.output_bytes),
+                gib(plan.scratch_bytes),
+                gib(avail as u128)
             ),
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_estimate_follows_the_path_of_the_pass() {
+        let gib = 1u128 << 30;
+        // Radar 6.4M of Table 1: 1.8 points per cell, the point scatter; the stencil of S
+        // (16.4 GiB) dominates.
+        let radar = [400, 400, 40];
+        assert_eq!(stats_plan(&radar, 10_500_000).path, StatsPath::PointScatter);
+        let need = stats_pass_bytes_for(&radar, 10_500_000);
+        assert!(need > 17 * gib && need < 18 * gib, "{need}");
+        // The cell moments would need the per-thread records on top.
+        assert!(stats_pass_bytes(&radar) > need + 10 * gib);
+        // The entire-US run (10^8 points on 160×80×10): the cell moments, well under 1 GiB.
+        let us = [160, 80, 10];
+        assert_eq!(stats_plan(&us, 100_000_000).path, StatsPath::CellMoments);
+        assert_eq!(
+            stats_pass_bytes_for(&us, 100_000_000),
+            stats_pass_bytes(&us)
+        );
+        assert!(stats_pass_bytes(&us) < gib);
+    }
 }

@@ -4,13 +4,17 @@
 
 use faer::{Col, Mat};
 use gp_models::SkiOptions;
+use gp_structured::sufficient_stats::MOMENT_MIN_POINTS_PER_CELL;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
 use serde_json::json;
 
-use super::common::{fmt_bytes, fmt_count, ski_mean, Hypers, MeanRun, PRECIPITATION, RADAR, SOUND};
-use super::gsgp_side::gsgp_mean;
+use super::common::{
+    fmt_bytes, fmt_count, peak_rss_bytes, reset_peak_rss, ski_mean, Hypers, MeanRun, PRECIPITATION,
+    RADAR, SOUND,
+};
+use super::gsgp_side::{gsgp_mean, stats_plan};
 use super::sound::{load_sound, sound_bounds};
 use crate::error::BenchError;
 use crate::experiment::{Experiment, ExperimentOutput, NamedTable, RunContext, RunSize};
@@ -142,6 +146,35 @@ pub fn rows(size: RunSize) -> Vec<Row> {
     }
 }
 
+/// Environment variable that restricts Table 1 to some rows: comma-separated, case-insensitive
+/// parts of the row labels ([`row_label`], e.g. `radar 6.4m` or `sound,precipitation 528k`).
+/// Unset or empty: every row of the size.
+pub const ROWS_ENV: &str = "GP_BENCH_TABLE1_ROWS";
+
+/// A row's label: data set and the paper's `m`, e.g. `Radar 6.4M`.
+pub fn row_label(row: &Row) -> String {
+    format!("{} {}", row.dataset, row.paper_m)
+}
+
+/// The rows whose label contains one of the comma-separated parts of `filter`
+/// (case-insensitive); all rows when `filter` is empty.
+pub fn filter_rows(rows: Vec<Row>, filter: &str) -> Vec<Row> {
+    let parts: Vec<String> = filter
+        .split(',')
+        .map(|p| p.trim().to_lowercase())
+        .filter(|p| !p.is_empty())
+        .collect();
+    if parts.is_empty() {
+        return rows;
+    }
+    rows.into_iter()
+        .filter(|r| {
+            let label = row_label(r).to_lowercase();
+            parts.iter().any(|p| label.contains(p.as_str()))
+        })
+        .collect()
+}
+
 /// The interior of `bounds` with a margin of two grid cells, so that every point has its full
 /// cubic stencil on the grid `sizes` over `bounds`.
 fn interior(bounds: &[(f64, f64)], sizes: &[usize]) -> Vec<(f64, f64)> {
@@ -269,6 +302,11 @@ struct Outcome {
     origin: String,
     ski: Result<MeanRun, String>,
     gsgp: Result<MeanRun, String>,
+    /// The path of GSGP's statistics pass.
+    stats_path: &'static str,
+    /// Peak resident set size of the process during the row (data, SKI, GSGP), when the
+    /// kernel's counter could be reset.
+    peak_rss: Option<u64>,
 }
 
 impl Experiment for Table1 {
@@ -310,13 +348,29 @@ impl Experiment for Table1 {
             RunSize::Smoke => 2.0,
             RunSize::Quick => 25.0,
             // Radar-like at n = 10.5M: data, W and S for two grids, SKI's CG at ~1 s per
-            // iteration; precipitation at m = 1.28M: S and its accumulator ≈ 12 GB.
+            // iteration (the 6.4M row alone: 50 s measured, 17.5 GiB peak, its statistics by
+            // the point scatter); precipitation at m = 1.28M: S ≈ 3.5 GB.
             RunSize::Full => 1200.0,
         }
     }
 
     fn run(&self, ctx: &RunContext<'_>) -> Result<ExperimentOutput, BenchError> {
-        let rows = rows(ctx.size);
+        let filter = std::env::var(ROWS_ENV).unwrap_or_default();
+        let mut out = Table1::run_rows(filter_rows(rows(ctx.size), &filter), ctx)?;
+        if !filter.trim().is_empty() {
+            out.notes.push(format!(
+                "Only the rows matching {ROWS_ENV}={filter:?} were run."
+            ));
+        }
+        Ok(out)
+    }
+}
+
+impl Table1 {
+    /// Runs the given rows of Table 1 (SKI, then GSGP, on each row's data) and builds the tables.
+    ///
+    /// Errors: data that cannot be loaded; a method that fails is reported in the table instead.
+    pub fn run_rows(rows: Vec<Row>, ctx: &RunContext<'_>) -> Result<ExperimentOutput, BenchError> {
         ctx.progress.set_length(rows.len() as u64);
         let mut outcomes = Vec::new();
         let mut notes = vec![
@@ -340,6 +394,14 @@ impl Experiment for Table1 {
              uniform sites × 365 days (the real data are ~1446 stations × 365 days). Their \
              memory ratios follow the coverage, so they compare with the paper only roughly."
                 .to_string(),
+            format!(
+                "GSGP's statistics pass takes the point scatter (one shared stencil, no per-thread \
+                 moment records) when the data have fewer than {MOMENT_MIN_POINTS_PER_CELL} \
+                 points per grid cell, as on the finer radar and precipitation grids; the radar \
+                 6.4M row holds the 16.4 GiB stencil of S and peaks at about 17.5 GiB (it is \
+                 skipped, saying so, when less memory is available). {ROWS_ENV} (e.g. \
+                 \"radar 6.4m\") runs only the matching rows."
+            ),
             "SOUND grids: m = 8000 and m = 60 004 over [1 − 2h, 60 000 + 2h] (h = 59 999/(m − 5)); \
              at m = 60 004, h = 1 and every point is on a node, as in the reference's 60K grid."
                 .to_string(),
@@ -348,6 +410,7 @@ impl Experiment for Table1 {
             let m: usize = row.sizes.iter().product();
             ctx.progress
                 .set_message(format!("{} m = {}", row.dataset, fmt_count(m)));
+            let rss_reset = reset_peak_rss();
             let (x, y, origin, _real) = row_data(&row, ctx)?;
             let h = hypers(row.source);
             let opts = SkiOptions {
@@ -364,12 +427,15 @@ impl Experiment for Table1 {
             let gsgp = gsgp_mean(h, x.as_ref(), y.as_ref(), &opts)
                 .map(|r| r.0)
                 .map_err(|e| e.to_string());
+            let plan = stats_plan(&row.sizes, x.nrows());
             outcomes.push(Outcome {
                 n: x.nrows(),
                 row,
                 origin,
                 ski,
                 gsgp,
+                stats_path: plan.path.name(),
+                peak_rss: if rss_reset { peak_rss_bytes() } else { None },
             });
             ctx.progress.inc(1);
         }
@@ -451,6 +517,19 @@ impl Experiment for Table1 {
                     String::new(),
                 ]);
             }
+            if let Some(peak) = o.peak_rss {
+                targets.row([
+                    format!(
+                        "peak RSS of the row, {} m = {} (GSGP statistics: {})",
+                        o.row.dataset,
+                        fmt_count(m),
+                        o.stats_path
+                    ),
+                    fmt_bytes(peak),
+                    String::new(),
+                    String::new(),
+                ]);
+            }
             raw.push(json!({
                 "dataset": o.row.dataset,
                 "n": o.n,
@@ -465,6 +544,8 @@ impl Experiment for Table1 {
                 "time_ratio": time_ratio,
                 "memory_ratio": mem_ratio,
                 "byte_ratio": byte_ratio,
+                "gsgp_stats_path": o.stats_path,
+                "peak_rss_bytes": o.peak_rss,
                 "ski": match &o.ski { Ok(r) => r.to_json(), Err(e) => json!({"error": e}) },
                 "gsgp": match &o.gsgp { Ok(r) => r.to_json(), Err(e) => json!({"error": e}) },
             }));
@@ -499,5 +580,66 @@ impl Experiment for Table1 {
             raw: json!({ "rows": raw }),
             curves: Vec::new(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{DataDir, DataDirOrigin};
+
+    #[test]
+    fn rows_can_be_selected_by_label() {
+        let full = rows(RunSize::Full);
+        let radar = filter_rows(full.clone(), "radar 6.4m");
+        assert_eq!(radar.len(), 1);
+        assert_eq!(row_label(&radar[0]), "Radar 6.4M");
+        assert_eq!(radar[0].sizes, vec![400, 400, 40]);
+        assert_eq!(filter_rows(full.clone(), " , ").len(), full.len());
+        assert_eq!(
+            filter_rows(full.clone(), "Sound,precipitation 528K").len(),
+            3
+        );
+    }
+
+    /// The radar 6.4M row of `--full` alone (n = 10.5M, 400×400×40 grid; 17.5 GiB at its peak
+    /// and about a minute on two cores):
+    ///
+    /// ```text
+    /// cargo test --release -p gp-bench --lib radar_6m_row -- --ignored --nocapture
+    /// ```
+    ///
+    /// (`GP_BENCH_TABLE1_ROWS="radar 6.4m" gp-bench reproduce gsgp --full` runs the same row
+    /// but also every other GSGP experiment.)
+    #[test]
+    #[ignore = "a minute and 17.5 GiB; run on demand with --ignored --nocapture"]
+    fn radar_6m_row() {
+        let data_dir = DataDir {
+            path: None,
+            origin: DataDirOrigin::NotFound,
+        };
+        let progress = indicatif::ProgressBar::hidden();
+        let ctx = RunContext {
+            size: RunSize::Full,
+            seed: 0,
+            data_dir: &data_dir,
+            progress: &progress,
+        };
+        let t0 = std::time::Instant::now();
+        let out = Table1::run_rows(filter_rows(rows(RunSize::Full), "radar 6.4m"), &ctx).unwrap();
+        for t in &out.tables {
+            println!("## {}\n\n{}", t.title, t.table.to_markdown());
+        }
+        for n in &out.notes {
+            println!("* {n}");
+        }
+        println!(
+            "{}\nwall time of the row: {}",
+            serde_json::to_string_pretty(&out.raw).unwrap(),
+            fmt_seconds(t0.elapsed().as_secs_f64())
+        );
+        let row = &out.raw["rows"][0];
+        assert!(row["gsgp"].get("error").is_none(), "GSGP failed: {row}");
+        assert!(row["ski"].get("error").is_none(), "SKI failed: {row}");
     }
 }

@@ -1,0 +1,645 @@
+//! The point-scatter path of the statistics pass (for few points per grid cell, fine grids):
+//! every point's block `w wᵀ` goes straight into one shared stencil of `S`, with no per-worker
+//! copy of anything of size `m`. See the [parent module](super) for the algorithm, its cost
+//! and the rule that selects it.
+
+use faer::{ColRef, MatRef};
+use rayon::prelude::*;
+
+use super::{check_chunk, check_compatible, prefault, SufficientStats};
+use crate::error::{Result, StructuredError};
+use crate::grid::RegularGrid;
+use crate::interpolation::{InterpolationOptions, InterpolationScheme, Locator};
+use crate::slice_util::c_strides;
+use crate::stencil_gram::StencilGram;
+
+/// Rows located per parallel task when a chunk is added.
+const LOCATE_ROWS: usize = 4096;
+
+/// Bounds of the point buffer (points): at least this many, so that small grids still flush
+/// in large batches ...
+const MIN_BUFFER_POINTS: usize = 1 << 16;
+/// ... and at most this many (1.3 GiB of scratch at `d = 3`).
+const MAX_BUFFER_POINTS: usize = 1 << 24;
+
+/// Stored stencil values per row segment of one task (256 KiB): the rows a task updates stay
+/// in the core's L2 cache.
+const SEGMENT_VALUES: usize = 1 << 15;
+
+/// Peak bytes of the buffer per point: while a full buffer is sorted it holds the cell index,
+/// `τ` (`d` values) and `y` of each point, the sorted `(cell, index)` pairs and the `τ`
+/// being gathered into sorted order.
+pub(super) fn point_bytes(d: usize) -> usize {
+    8 + 8 * d + 8 + 16 + 8 * d
+}
+
+/// Points buffered before they are scattered, for a grid of `m` nodes whose stencil has `k`
+/// entries per node: at most 1/16 of the bytes of the stencil (at [`point_bytes`] each),
+/// clamped to `[2^16, 2^24]` points.
+pub(super) fn buffer_points(m: usize, k: usize, d: usize) -> usize {
+    let stencil_bytes = (m as u128) * (k as u128) * 8;
+    let points = stencil_bytes / (16 * point_bytes(d) as u128);
+    points.clamp(MIN_BUFFER_POINTS as u128, MAX_BUFFER_POINTS as u128) as usize
+}
+
+/// Grid geometry of the scatter.
+#[derive(Debug, Clone)]
+struct Layout {
+    d: usize,
+    w: usize,
+    /// Stencil entries per node, `(2w−1)^d`.
+    k: usize,
+    m: usize,
+    sizes: Vec<usize>,
+    /// Cells per dimension (`m_l − w + 1`) and their C strides (a point's cell index is its
+    /// sort key).
+    cell_sizes: Vec<usize>,
+    cell_strides: Vec<usize>,
+    /// Pencils of cells: lines along the last dimension, one per cell of the leading `d − 1`
+    /// dimensions (1 when `d = 1`).
+    pencils: usize,
+    /// Nodes per parallel task (a pencil of nodes, or a segment of it when `d = 1`) and per
+    /// sequential segment inside a task.
+    task_rows: usize,
+    segment_rows: usize,
+    /// `w^{d−1}`: multi-indices `a` over the leading dimensions.
+    lead: usize,
+    /// For each pair `(a, a')` of leading multi-indices (C order, `a` major): the stencil
+    /// entry of the line of offsets `(a' − a, −a_{d−1} … w−1−a_{d−1})` of node `b + a` for a
+    /// point with first node `b`, plus `a_{d−1}` (so the line starts at
+    /// `lead_entry[a, a'] − a_{d−1}`).
+    lead_entry: Vec<usize>,
+}
+
+impl Layout {
+    fn new(grid: &RegularGrid, scheme: InterpolationScheme) -> Self {
+        let d = grid.dims();
+        let w = scheme.stencil_width();
+        let (r, q) = (w - 1, 2 * w - 1);
+        let sizes = grid.sizes().to_vec();
+        let cell_sizes: Vec<usize> = sizes.iter().map(|&m| m - w + 1).collect();
+        let k = q.pow(d as u32);
+        let m_last = sizes[d - 1];
+        let segment_rows = (SEGMENT_VALUES / k).max(2 * w).min(m_last);
+        let task_rows = if d == 1 { segment_rows } else { m_last };
+        let lead = w.pow(d as u32 - 1);
+        let mut lead_entry = Vec::with_capacity(lead * lead);
+        for a in 0..lead {
+            for b in 0..lead {
+                let (mut ra, mut rb) = (a, b);
+                let (mut entry, mut qpow) = (r, q);
+                for _ in 0..d - 1 {
+                    entry += (rb % w + r - ra % w) * qpow;
+                    ra /= w;
+                    rb /= w;
+                    qpow *= q;
+                }
+                lead_entry.push(entry);
+            }
+        }
+        Self {
+            d,
+            w,
+            k,
+            m: grid.num_points(),
+            pencils: cell_sizes[..d - 1].iter().product(),
+            cell_strides: c_strides(&cell_sizes),
+            cell_sizes,
+            sizes,
+            task_rows,
+            segment_rows,
+            lead,
+            lead_entry,
+        }
+    }
+}
+
+/// The points of one buffer, sorted by cell (then by arrival), with the start of each pencil
+/// of cells.
+struct Sorted<'a> {
+    /// Cell index along the last dimension, `τ` (`d` per point) and `y`, in sorted order.
+    last: &'a [u32],
+    taus: &'a [f64],
+    ys: &'a [f64],
+    /// `pencil_start[p] .. pencil_start[p + 1]` are the points of pencil `p`.
+    pencil_start: &'a [usize],
+}
+
+/// Per-task scratch.
+struct Scratch {
+    /// The node's leading multi-index `j` and a leading offset multi-index `a`.
+    j: Vec<usize>,
+    a: Vec<usize>,
+    weights: Vec<f64>,
+    /// `w_l[a_l]·w_l[a']` for the leading dimensions, `w` per dimension.
+    rows: Vec<f64>,
+    /// Their tensor product over `a'` (`w^{d−1}` values).
+    lead: Vec<f64>,
+}
+
+impl Scratch {
+    fn new(lay: &Layout) -> Self {
+        let (d, w) = (lay.d, lay.w);
+        Self {
+            j: vec![0; d - 1],
+            a: vec![0; d - 1],
+            weights: vec![0.0; d * w],
+            rows: vec![0.0; (d - 1) * w],
+            lead: vec![0.0; lay.lead],
+        }
+    }
+}
+
+/// Adds to the rows `first .. first + t.len()` of one pencil of nodes (all in the same line
+/// along the last dimension; `g` holds their stencil rows, `t` their entries of `Wᵀy`) the
+/// contributions of every buffered point whose stencil covers them.
+///
+/// A point in cell `b` adds to the row of node `b + a` (`a ∈ {0..w−1}^d`) the values
+/// `Π_l w_l[a_l]·w_l[a'_l]` at the stencil entries `a' − a`: for each leading `a'` a line of
+/// `w` consecutive entries (the last dimension), `w^{d−1}` lines per row. The rows are visited
+/// per node, so a task writes only its own rows (they stay in cache) and needs no
+/// synchronisation with other tasks; each point is visited by the `w^{d−1}` pencils of nodes
+/// its stencil covers. Contributions reach every row in one fixed order (cells ascending, then
+/// arrival), whatever the number of threads; the two mirrored entries of a pair of nodes get
+/// equal products in the same order, so `S` is exactly symmetric.
+///
+/// `K` is the stencil length `k` when it is known at compile time (then each row is a
+/// fixed-length slice with constant offsets), 0 to read it from `lay`.
+#[inline(always)]
+fn scatter_rows<const W: usize, const K: usize>(
+    lay: &Layout,
+    scheme: InterpolationScheme,
+    pts: &Sorted<'_>,
+    first: usize,
+    g: &mut [f64],
+    t: &mut [f64],
+    sc: &mut Scratch,
+) {
+    let d = lay.d;
+    let k = if K == 0 { lay.k } else { K };
+    let m_last = lay.sizes[d - 1];
+    let (s, e) = (first % m_last, first % m_last + t.len());
+    // The leading multi-index of the pencil of nodes.
+    let mut rem = first / m_last;
+    for l in (0..d - 1).rev() {
+        sc.j[l] = rem % lay.sizes[l];
+        rem /= lay.sizes[l];
+    }
+    // Leading offsets `a` with `b = j − a` a cell; `a` descending, so that the cells come in
+    // ascending order.
+    'offsets: for ai in (0..lay.lead).rev() {
+        let mut rem = ai;
+        let mut pencil = 0;
+        for l in (0..d - 1).rev() {
+            let a = rem % W;
+            rem /= W;
+            if sc.j[l] < a || sc.j[l] - a >= lay.cell_sizes[l] {
+                continue 'offsets;
+            }
+            sc.a[l] = a;
+            pencil += (sc.j[l] - a) * lay.cell_strides[l];
+        }
+        let pencil = pencil / lay.cell_sizes[d - 1];
+        let range = pts.pencil_start[pencil]..pts.pencil_start[pencil + 1];
+        // Points whose last-dimension stencil `b … b + W − 1` meets `s … e − 1`.
+        let lo = s.saturating_sub(W - 1) as u32;
+        let last = &pts.last[range.clone()];
+        let from = range.start + last.partition_point(|&b| b < lo);
+        let to = range.start + last.partition_point(|&b| (b as usize) < e);
+        let entries = &lay.lead_entry[ai * lay.lead..(ai + 1) * lay.lead];
+        for i in from..to {
+            for (l, &tau) in pts.taus[i * d..(i + 1) * d].iter().enumerate() {
+                scheme.weights_1d(tau, &mut sc.weights[l * W..(l + 1) * W]);
+            }
+            // `w_l[a_l]` for the leading dimensions (for `t`) and the rows of their blocks.
+            let mut wa = 1.0;
+            for l in 0..d - 1 {
+                let wl = &sc.weights[l * W..(l + 1) * W];
+                let wal = wl[sc.a[l]];
+                wa *= wal;
+                for (rv, &v) in sc.rows[l * W..(l + 1) * W].iter_mut().zip(wl) {
+                    *rv = wal * v;
+                }
+            }
+            crate::interpolation::expand_weights(&sc.rows, W, &mut sc.lead);
+            let mut wl = [0.0; W];
+            wl.copy_from_slice(&sc.weights[(d - 1) * W..d * W]);
+            let b = pts.last[i] as usize;
+            let y = pts.ys[i];
+            for (al, &wal) in wl.iter().enumerate() {
+                let node = b + al;
+                if node < s || node >= e {
+                    continue;
+                }
+                let mut pa = [0.0; W];
+                for (p, &v) in pa.iter_mut().zip(&wl) {
+                    *p = wal * v;
+                }
+                let row = &mut g[(node - s) * k..(node - s + 1) * k];
+                for (&sv, &entry) in sc.lead.iter().zip(entries) {
+                    let start = entry - al;
+                    let line: &mut [f64; W] = match (&mut row[start..start + W]).try_into() {
+                        Ok(line) => line,
+                        Err(_) => continue,
+                    };
+                    for j in 0..W {
+                        line[j] += sv * pa[j];
+                    }
+                }
+                t[node - s] += y * (wa * wal);
+            }
+        }
+    }
+}
+
+/// [`scatter_rows`] over the segments of one task's rows, compiled for AVX2 when the CPU has it
+/// (lines of 4 in one vector register). No FMA contraction happens in either build, so both
+/// give the same bits.
+fn scatter_task<const W: usize, const K: usize>(
+    lay: &Layout,
+    scheme: InterpolationScheme,
+    pts: &Sorted<'_>,
+    first: usize,
+    g: &mut [f64],
+    t: &mut [f64],
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked at run time just above), the only
+            // requirement of the `target_feature` function.
+            unsafe { scatter_task_avx2::<W, K>(lay, scheme, pts, first, g, t) };
+            return;
+        }
+    }
+    scatter_task_body::<W, K>(lay, scheme, pts, first, g, t);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn scatter_task_avx2<const W: usize, const K: usize>(
+    lay: &Layout,
+    scheme: InterpolationScheme,
+    pts: &Sorted<'_>,
+    first: usize,
+    g: &mut [f64],
+    t: &mut [f64],
+) {
+    scatter_task_body::<W, K>(lay, scheme, pts, first, g, t);
+}
+
+#[inline(always)]
+fn scatter_task_body<const W: usize, const K: usize>(
+    lay: &Layout,
+    scheme: InterpolationScheme,
+    pts: &Sorted<'_>,
+    first: usize,
+    g: &mut [f64],
+    t: &mut [f64],
+) {
+    let k = lay.k;
+    let mut sc = Scratch::new(lay);
+    let seg = lay.segment_rows;
+    for (c, (gs, ts)) in g.chunks_mut(seg * k).zip(t.chunks_mut(seg)).enumerate() {
+        scatter_rows::<W, K>(lay, scheme, pts, first + c * seg, gs, ts, &mut sc);
+    }
+}
+
+/// Streaming accumulator of the point-scatter path: located points are buffered; each full
+/// buffer is sorted by cell and scattered into the shared stencil, in parallel over pencils of
+/// nodes.
+#[derive(Debug, Clone)]
+pub(super) struct ScatterAccumulator {
+    grid: RegularGrid,
+    opts: InterpolationOptions,
+    loc: Locator,
+    lay: Layout,
+    /// Points per flush.
+    capacity: usize,
+    /// Allocated at the first flush.
+    gram: Option<StencilGram>,
+    wty: Vec<f64>,
+    /// The buffer: cell index, `τ` (`d` per point) and `y` of each point.
+    cells: Vec<u64>,
+    taus: Vec<f64>,
+    ys: Vec<f64>,
+    yty: f64,
+    n: usize,
+}
+
+impl ScatterAccumulator {
+    /// An empty accumulator (nothing of size `m` is allocated before the first flush).
+    pub(super) fn new(grid: &RegularGrid, opts: InterpolationOptions) -> Result<Self> {
+        let loc = Locator::new(grid, opts)?;
+        // Reject grids whose stencil does not fit the index type before anything else.
+        super::stencil_len_checked(grid, opts)?;
+        let lay = Layout::new(grid, opts.scheme);
+        if u32::try_from(lay.cell_sizes[lay.d - 1]).is_err() {
+            return Err(StructuredError::InvalidArgument {
+                name: "grid",
+                reason: format!(
+                    "the point scatter indexes the cells of the last axis with 32 bits; axis {} \
+                     has {} nodes",
+                    lay.d - 1,
+                    lay.sizes[lay.d - 1]
+                ),
+            });
+        }
+        let capacity = buffer_points(lay.m, lay.k, lay.d);
+        Ok(Self {
+            grid: grid.clone(),
+            opts,
+            loc,
+            lay,
+            capacity,
+            gram: None,
+            wty: Vec::new(),
+            cells: Vec::new(),
+            taus: Vec::new(),
+            ys: Vec::new(),
+            yty: 0.0,
+            n: 0,
+        })
+    }
+
+    /// Sets the number of points per flush (tests use small buffers to exercise many flushes).
+    #[cfg(test)]
+    pub(super) fn with_capacity(mut self, capacity: usize) -> Self {
+        self.capacity = capacity.max(1);
+        self
+    }
+
+    /// Points accumulated so far.
+    pub(super) fn num_points(&self) -> usize {
+        self.n
+    }
+
+    /// Points per flush.
+    pub(super) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Adds a chunk; errors (wrong shapes, non-finite values, a point outside the grid) leave
+    /// the accumulator unchanged. `first` is the index of the chunk's first row in error
+    /// messages.
+    pub(super) fn add_rows(
+        &mut self,
+        x: MatRef<'_, f64>,
+        y: ColRef<'_, f64>,
+        first: usize,
+    ) -> Result<()> {
+        check_chunk(&self.grid, x, y)?;
+        let (nc, d) = (x.nrows(), self.lay.d);
+        let old = self.cells.len();
+        self.cells.resize(old + nc, 0);
+        self.taus.resize((old + nc) * d, 0.0);
+        let (loc, lay) = (&self.loc, &self.lay);
+        let located: Vec<Result<()>> = self.cells[old..]
+            .par_chunks_mut(LOCATE_ROWS)
+            .zip(self.taus[old * d..].par_chunks_mut(LOCATE_ROWS * d))
+            .enumerate()
+            .map(|(b, (cells, taus))| {
+                for (j, cell) in cells.iter_mut().enumerate() {
+                    let i = b * LOCATE_ROWS + j;
+                    let mut flat = 0;
+                    for l in 0..d {
+                        let (start, tau) = loc.locate_1d(first + i, l, x[(i, l)])?;
+                        flat += start * lay.cell_strides[l];
+                        taus[j * d + l] = tau;
+                    }
+                    *cell = flat as u64;
+                }
+                Ok(())
+            })
+            .collect();
+        // The first failing point in row order, so the error does not depend on scheduling.
+        if let Some(Err(e)) = located.into_iter().find(|r| r.is_err()) {
+            self.cells.truncate(old);
+            self.taus.truncate(old * d);
+            return Err(e);
+        }
+        self.ys.extend(y.iter().copied());
+        self.yty += y.iter().map(|v| v * v).sum::<f64>();
+        self.n += nc;
+        if self.cells.len() >= self.capacity {
+            self.flush();
+        }
+        Ok(())
+    }
+
+    /// Scatters the buffered points into the stencil and empties the buffer: sorts them by
+    /// cell (ties by arrival), then fills the rows of every pencil of nodes in parallel
+    /// ([`scatter_rows`]).
+    fn flush(&mut self) {
+        if self.cells.is_empty() {
+            return;
+        }
+        let lay = &self.lay;
+        let d = lay.d;
+        let gram = match &mut self.gram {
+            Some(g) => g,
+            None => {
+                let mut g = StencilGram::zeros(&lay.sizes, lay.w - 1)
+                    .expect("stencil size checked when the accumulator was built");
+                prefault(g.values_mut());
+                self.wty = vec![0.0; lay.m];
+                self.gram.insert(g)
+            }
+        };
+        let mut order: Vec<(u64, usize)> = self
+            .cells
+            .par_iter()
+            .enumerate()
+            .map(|(i, &c)| (c, i))
+            .collect();
+        order.par_sort_unstable();
+        // Gather into sorted order, one array at a time (the old one is freed at once).
+        let mut taus = vec![0.0; self.taus.len()];
+        taus.par_chunks_mut(d)
+            .zip(order.par_iter())
+            .for_each(|(t, &(_, i))| t.copy_from_slice(&self.taus[i * d..(i + 1) * d]));
+        self.taus = taus;
+        self.ys = order.par_iter().map(|&(_, i)| self.ys[i]).collect();
+        let cells_last = lay.cell_sizes[d - 1] as u64;
+        let last: Vec<u32> = order
+            .par_iter()
+            .map(|&(c, _)| (c % cells_last) as u32)
+            .collect();
+        let mut pencil_start = vec![0usize; lay.pencils + 1];
+        for &(c, _) in &order {
+            pencil_start[(c / cells_last) as usize + 1] += 1;
+        }
+        for p in 0..lay.pencils {
+            pencil_start[p + 1] += pencil_start[p];
+        }
+        drop(order);
+        let pts = Sorted {
+            last: &last,
+            taus: &self.taus,
+            ys: &self.ys,
+            pencil_start: &pencil_start,
+        };
+        let scheme = self.opts.scheme;
+        let (k, rows) = (lay.k, lay.task_rows);
+        gram.values_mut()
+            .par_chunks_mut(rows * k)
+            .zip(self.wty.par_chunks_mut(rows))
+            .enumerate()
+            .for_each(|(c, (g, t))| {
+                let first = c * rows;
+                // Compile-time stencil lengths for d ≤ 3.
+                match (lay.w, k) {
+                    (4, 343) => scatter_task::<4, 343>(lay, scheme, &pts, first, g, t),
+                    (4, 49) => scatter_task::<4, 49>(lay, scheme, &pts, first, g, t),
+                    (4, 7) => scatter_task::<4, 7>(lay, scheme, &pts, first, g, t),
+                    (4, _) => scatter_task::<4, 0>(lay, scheme, &pts, first, g, t),
+                    (_, 27) => scatter_task::<2, 27>(lay, scheme, &pts, first, g, t),
+                    (_, 9) => scatter_task::<2, 9>(lay, scheme, &pts, first, g, t),
+                    (_, 3) => scatter_task::<2, 3>(lay, scheme, &pts, first, g, t),
+                    _ => scatter_task::<2, 0>(lay, scheme, &pts, first, g, t),
+                }
+            });
+        self.cells.clear();
+        self.taus.clear();
+        self.ys.clear();
+    }
+
+    /// Adds another accumulator on the same grid and scheme.
+    pub(super) fn merge(mut self, mut other: Self) -> Result<Self> {
+        check_compatible(&self.grid, self.opts, &other.grid, other.opts)?;
+        self.flush();
+        other.flush();
+        self.absorb(other.gram, &other.wty, other.yty, other.n)?;
+        Ok(self)
+    }
+
+    /// Adds finished statistics on the same grid and scheme.
+    pub(super) fn merge_stats(mut self, other: SufficientStats) -> Result<Self> {
+        check_compatible(&self.grid, self.opts, &other.grid, other.opts)?;
+        self.flush();
+        let wty: Vec<f64> = other.wty.iter().copied().collect();
+        self.absorb(Some(other.gram), &wty, other.yty, other.n)?;
+        Ok(self)
+    }
+
+    fn absorb(&mut self, gram: Option<StencilGram>, wty: &[f64], yty: f64, n: usize) -> Result<()> {
+        if let Some(g) = gram {
+            match &mut self.gram {
+                Some(mine) => {
+                    mine.add_assign(&g)?;
+                    self.wty
+                        .par_iter_mut()
+                        .zip(wty.par_iter())
+                        .for_each(|(a, b)| *a += b);
+                }
+                None => {
+                    self.gram = Some(g);
+                    self.wty = wty.to_vec();
+                }
+            }
+        }
+        self.yty += yty;
+        self.n += n;
+        Ok(())
+    }
+
+    /// Scatters what is left in the buffer and returns the statistics.
+    pub(super) fn finish(mut self) -> Result<SufficientStats> {
+        self.flush();
+        let gram = match self.gram {
+            Some(g) => g,
+            None => {
+                self.wty = vec![0.0; self.lay.m];
+                StencilGram::zeros(self.grid.sizes(), self.lay.w - 1)?
+            }
+        };
+        Ok(SufficientStats {
+            grid: self.grid,
+            opts: self.opts,
+            gram,
+            wty: faer::Col::from_fn(self.wty.len(), |j| self.wty[j]),
+            yty: self.yty,
+            n: self.n,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faer::{Col, Mat};
+
+    fn data(n: usize, d: usize) -> (Mat<f64>, Col<f64>) {
+        // A deterministic scatter of points in [0, 1]^d.
+        let x = Mat::from_fn(n, d, |i, l| {
+            let v = ((i * 7919 + l * 104_729) % 10_007) as f64 / 10_007.0;
+            (v + 0.37 * l as f64).fract()
+        });
+        let y = Col::from_fn(n, |i| (i as f64 * 0.01).sin());
+        (x, y)
+    }
+
+    fn grid(sizes: &[usize], pad: usize) -> RegularGrid {
+        let d = sizes.len();
+        let corners = Mat::from_fn(2, d, |i, _| i as f64);
+        RegularGrid::from_data(corners.as_ref(), sizes, pad).unwrap()
+    }
+
+    #[test]
+    fn many_small_flushes_equal_one_flush() {
+        // Also a 1-D grid of several segments and a 3-D grid whose last axis is longer than
+        // one segment.
+        for (sizes, scheme) in [
+            (vec![30], InterpolationScheme::Cubic),
+            (vec![20_000], InterpolationScheme::Cubic),
+            (vec![9, 12], InterpolationScheme::Linear),
+            (vec![20, 9, 8], InterpolationScheme::Cubic),
+            (vec![7, 6, 300], InterpolationScheme::Cubic),
+        ] {
+            let opts = InterpolationOptions {
+                scheme,
+                ..Default::default()
+            };
+            let g = grid(&sizes, scheme.recommended_padding());
+            let (x, y) = data(3000, sizes.len());
+            let mut one = ScatterAccumulator::new(&g, opts).unwrap();
+            assert!(one.capacity() >= 3000);
+            one.add_rows(x.as_ref(), y.as_ref(), 0).unwrap();
+            let one = one.finish().unwrap();
+            let mut many = ScatterAccumulator::new(&g, opts).unwrap().with_capacity(97);
+            for s in (0..3000).step_by(250) {
+                many.add_rows(x.subrows(s, 250), y.subrows(s, 250), s)
+                    .unwrap();
+            }
+            let many = many.finish().unwrap();
+            let scale = one
+                .gram()
+                .values()
+                .iter()
+                .fold(0.0f64, |m, v| m.max(v.abs()));
+            for (a, b) in one.gram().values().iter().zip(many.gram().values()) {
+                assert!((a - b).abs() <= 1e-13 * scale, "{sizes:?}");
+            }
+            assert!((one.wty() - many.wty()).norm_max() <= 1e-13 * one.wty().norm_max());
+            assert_eq!(one.num_points(), many.num_points());
+        }
+    }
+
+    #[test]
+    fn segments_and_tasks_cover_the_grid() {
+        for (sizes, scheme) in [
+            (vec![20_000], InterpolationScheme::Cubic),
+            (vec![5, 7], InterpolationScheme::Cubic),
+            (vec![400, 400, 40], InterpolationScheme::Cubic),
+            (vec![3, 4], InterpolationScheme::Linear),
+        ] {
+            let lay = Layout::new(&grid(&sizes, 0), scheme);
+            let m_last = *sizes.last().unwrap();
+            assert!(lay.segment_rows >= 1 && lay.segment_rows <= m_last);
+            assert!(lay.segment_rows * lay.k <= SEGMENT_VALUES.max(2 * lay.w * lay.k));
+            // A task never spans two pencils of nodes.
+            assert!(m_last % lay.task_rows == 0 || sizes.len() == 1);
+            assert_eq!(lay.lead_entry.len(), lay.lead * lay.lead);
+        }
+    }
+}
