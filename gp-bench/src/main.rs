@@ -82,6 +82,10 @@ enum Command {
         /// Timed repetitions per size (the median is reported).
         #[arg(long, default_value_t = 3)]
         reps: usize,
+        /// `gsgp-table1` only: comma-separated, case-insensitive parts of the row labels to
+        /// run (e.g. `radar 51.2k` or `sound,precipitation 528k`); default every row.
+        #[arg(long, default_value = "")]
+        rows: String,
     },
 }
 
@@ -145,6 +149,9 @@ enum BenchName {
     /// The GSGP very-large run alone: n streamed 3-D points (default 100000000) on the
     /// 160×80×10 entire-US grid, pre-processing and mean-solve time, peak memory.
     GsgpLarge,
+    /// Rows of GSGP Table 1 at the paper's sizes (`reproduce gsgp --full`'s), alone: select
+    /// them with `--rows` (e.g. `--rows "radar 51.2k"`; the 6.4M radar row needs ~18 GiB).
+    GsgpTable1,
 }
 
 fn or_default(sizes: Vec<usize>, default: &[usize]) -> Vec<usize> {
@@ -274,6 +281,7 @@ fn run(cli: Cli) -> Result<bool, BenchError> {
             sizes,
             dim,
             reps,
+            rows,
         } => {
             let table = match name {
                 BenchName::ExactLml => tables::exact_lml::lml_and_grad(
@@ -326,6 +334,10 @@ fn run(cli: Cli) -> Result<bool, BenchError> {
                         .next()
                         .map(|t| t.table)
                         .unwrap_or_default()
+                }
+                BenchName::GsgpTable1 => {
+                    let (dir, _) = data_dir(None)?;
+                    papers::gsgp::table1::run_full_rows(&rows, &dir)?
                 }
             };
             println!(

@@ -75,6 +75,6 @@ pub use khatri_rao_kronecker::{
 pub use kronecker::Kronecker;
 pub use kronecker_eigen::KroneckerEigen;
 pub use stencil_gram::StencilGram;
-pub use sufficient_stats::{StatsAccumulator, SufficientStats};
+pub use sufficient_stats::{StatsAccumulator, StatsPath, StatsPlan, SufficientStats};
 pub use toeplitz::{RestrictedToeplitz, SymmetricToeplitz, ToeplitzWorkspace};
 pub use top_eigen::{top_eigenvalues, TopEigenOptions, TopEigenvalues};

@@ -14,7 +14,8 @@
 //!
 //! So **`vectors = (2r+1)^d + 15 + 6 t`** and **`bytes = vectors · 8 · m`**, reported as
 //! a [`SkiMemory`] (same fields and error as SKI). Not counted: the statistics pass itself
-//! (its per-thread accumulators, see [`SufficientStats`](gp_structured::SufficientStats)),
+//! (per-thread moment records or a bounded point buffer, whichever path it takes, see
+//! [`SufficientStats::plan`](gp_structured::SufficientStats::plan)),
 //! and what the log determinant adds (the square roots of the Toeplitz factors: `m_l²` entries
 //! per dense eigen factor, `O(M_l)` per circulant one; the probe vectors of dimension `r`
 //! beyond `m`; a CSR copy of `S`), checked separately when the log-likelihood is first

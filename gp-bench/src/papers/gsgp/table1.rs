@@ -366,6 +366,42 @@ impl Experiment for Table1 {
     }
 }
 
+/// `gp-bench bench gsgp-table1 --rows FILTER`: the `--full` rows of Table 1 whose label
+/// matches `filter` (see [`filter_rows`]; empty = all), alone, printing the notes and raw
+/// figures and returning the ratio table. The way to re-measure one row, e.g. the radar
+/// 51.2K row's time ratio (the issue's target) or the 6.4M row (~18 GiB peak, about a
+/// minute).
+///
+/// Errors: a filter that matches no row; otherwise as [`Table1::run_rows`].
+pub fn run_full_rows(filter: &str, data_dir: &crate::data::DataDir) -> Result<Table, BenchError> {
+    let selected = filter_rows(rows(RunSize::Full), filter);
+    if selected.is_empty() {
+        let labels: Vec<String> = rows(RunSize::Full).iter().map(row_label).collect();
+        return Err(BenchError::InvalidArgument {
+            name: "rows",
+            reason: format!("{filter:?} matches none of the rows {labels:?}"),
+        });
+    }
+    let progress = indicatif::ProgressBar::hidden();
+    let ctx = RunContext {
+        size: RunSize::Full,
+        seed: 0,
+        data_dir,
+        progress: &progress,
+    };
+    let out = Table1::run_rows(selected, &ctx)?;
+    for note in &out.notes {
+        println!("- {note}");
+    }
+    println!("\n{}", out.raw);
+    Ok(out
+        .tables
+        .into_iter()
+        .next()
+        .map(|t| t.table)
+        .unwrap_or_default())
+}
+
 impl Table1 {
     /// Runs the given rows of Table 1 (SKI, then GSGP, on each row's data) and builds the tables.
     ///
@@ -586,7 +622,6 @@ impl Table1 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::{DataDir, DataDirOrigin};
 
     #[test]
     fn rows_can_be_selected_by_label() {
@@ -600,46 +635,5 @@ mod tests {
             filter_rows(full.clone(), "Sound,precipitation 528K").len(),
             3
         );
-    }
-
-    /// The radar 6.4M row of `--full` alone (n = 10.5M, 400×400×40 grid; 17.5 GiB at its peak
-    /// and about a minute on two cores):
-    ///
-    /// ```text
-    /// cargo test --release -p gp-bench --lib radar_6m_row -- --ignored --nocapture
-    /// ```
-    ///
-    /// (`GP_BENCH_TABLE1_ROWS="radar 6.4m" gp-bench reproduce gsgp --full` runs the same row
-    /// but also every other GSGP experiment.)
-    #[test]
-    #[ignore = "a minute and 17.5 GiB; run on demand with --ignored --nocapture"]
-    fn radar_6m_row() {
-        let data_dir = DataDir {
-            path: None,
-            origin: DataDirOrigin::NotFound,
-        };
-        let progress = indicatif::ProgressBar::hidden();
-        let ctx = RunContext {
-            size: RunSize::Full,
-            seed: 0,
-            data_dir: &data_dir,
-            progress: &progress,
-        };
-        let t0 = std::time::Instant::now();
-        let out = Table1::run_rows(filter_rows(rows(RunSize::Full), "radar 6.4m"), &ctx).unwrap();
-        for t in &out.tables {
-            println!("## {}\n\n{}", t.title, t.table.to_markdown());
-        }
-        for n in &out.notes {
-            println!("* {n}");
-        }
-        println!(
-            "{}\nwall time of the row: {}",
-            serde_json::to_string_pretty(&out.raw).unwrap(),
-            fmt_seconds(t0.elapsed().as_secs_f64())
-        );
-        let row = &out.raw["rows"][0];
-        assert!(row["gsgp"].get("error").is_none(), "GSGP failed: {row}");
-        assert!(row["ski"].get("error").is_none(), "SKI failed: {row}");
     }
 }
