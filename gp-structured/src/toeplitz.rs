@@ -303,6 +303,9 @@ impl LinearOperator for SymmetricToeplitz {
             let m = a.nrows() as f64;
             let par = gp_linalg::parallelism_for(2.0 * m * m * x.ncols() as f64);
             matmul(out, Accum::Replace, a.as_ref(), x, 1.0, par);
+            // faer leaves the upper vector state dirty; the baseline-SSE loops that run next
+            // (the S stencil of GSGP, the FFT path) would pay the transition penalty.
+            gp_linalg::simd::clear_upper_vector_state();
             return;
         }
         self.for_column_chunks(x, out, |xc, mut oc, ws| {
