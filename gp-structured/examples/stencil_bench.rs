@@ -122,11 +122,12 @@ fn stream(values: &[f64], reps: usize) -> (f64, f64) {
 fn main() {
     let reps = arg("--reps", 21);
     let threads = rayon::current_num_threads();
-    let cases: [(&str, Vec<usize>, usize, f64); 4] = [
+    let cases: [(&str, Vec<usize>, usize, f64); 5] = [
         ("d=1 m=8000", vec![8000], 59_306, 1.0),
         ("d=3 40x40x32", vec![40, 40, 32], 1_000_000, 1.0),
         ("d=3 40x40x32 half-empty", vec![40, 40, 32], 1_000_000, 0.5),
         ("d=3 10x10x10", vec![10, 10, 10], 100_000, 1.0),
+        ("d=3 80x80x8 (radar-like)", vec![80, 80, 8], 1_000_000, 1.0),
     ];
     println!("rayon threads: {threads}; median of {reps} products\n");
     println!(
