@@ -347,10 +347,9 @@ impl Experiment for Table1 {
         match size {
             RunSize::Smoke => 2.0,
             RunSize::Quick => 25.0,
-            // Radar-like at n = 10.5M: data, W and S for two grids, SKI's CG at ~1 s per
-            // iteration (the 6.4M row alone: 50 s measured, 17.5 GiB peak, its statistics by
-            // the point scatter); precipitation at m = 1.28M: S ≈ 3.5 GB.
-            RunSize::Full => 1200.0,
+            // Measured: all seven rows in 70 s (`bench gsgp-table1`), most of it the two
+            // radar-like rows at n = 10.5M (the 6.4M row alone 50 s, 17.5 GiB peak).
+            RunSize::Full => 90.0,
         }
     }
 
