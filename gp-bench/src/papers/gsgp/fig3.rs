@@ -218,9 +218,9 @@ impl Experiment for Figure3 {
         match size {
             RunSize::Smoke => 2.0,
             RunSize::Quick => 25.0,
-            // Dominated by m = n at n = 10^7 (SKI ≈ 1–2 s per iteration, ~70 iterations,
-            // 3 trials, both methods) and the data generation.
-            RunSize::Full => 1500.0,
+            // Measured: 345 s on the 2-core machine, dominated by m = n at n = 10^7 (SKI
+            // 0.65 s and GSGP 0.45 s per iteration, 70–90 iterations, 3 trials).
+            RunSize::Full => 400.0,
         }
     }
 
