@@ -154,6 +154,22 @@ enum BenchName {
     GsgpTable1,
 }
 
+/// For `bench` tables that run a paper experiment: prints its notes and raw figures and
+/// returns its first table.
+fn print_notes_and_first_table(
+    out: gp_bench::experiment::ExperimentOutput,
+) -> gp_bench::table::Table {
+    for note in &out.notes {
+        println!("- {note}");
+    }
+    println!("\n{}", out.raw);
+    out.tables
+        .into_iter()
+        .next()
+        .map(|t| t.table)
+        .unwrap_or_default()
+}
+
 fn or_default(sizes: Vec<usize>, default: &[usize]) -> Vec<usize> {
     if sizes.is_empty() {
         default.to_vec()
@@ -318,26 +334,17 @@ fn run(cli: Cli) -> Result<bool, BenchError> {
                 BenchName::SkiMatvec => tables::ski_matvec::run(&sizes, reps)?,
                 BenchName::GsgpLarge => {
                     let n = or_default(sizes, &[100_000_000])[0];
-                    let out = papers::gsgp::large::streamed_run(
+                    print_notes_and_first_table(papers::gsgp::large::streamed_run(
                         n,
                         [160, 80, 10],
                         RunSize::Full,
                         0,
                         &indicatif::ProgressBar::hidden(),
-                    )?;
-                    for note in &out.notes {
-                        println!("- {note}");
-                    }
-                    println!("\n{}", out.raw);
-                    out.tables
-                        .into_iter()
-                        .next()
-                        .map(|t| t.table)
-                        .unwrap_or_default()
+                    )?)
                 }
                 BenchName::GsgpTable1 => {
                     let (dir, _) = data_dir(None)?;
-                    papers::gsgp::table1::run_full_rows(&rows, &dir)?
+                    print_notes_and_first_table(papers::gsgp::table1::run_full_rows(&rows, &dir)?)
                 }
             };
             println!(

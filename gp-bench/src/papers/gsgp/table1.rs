@@ -366,13 +366,15 @@ impl Experiment for Table1 {
 }
 
 /// `gp-bench bench gsgp-table1 --rows FILTER`: the `--full` rows of Table 1 whose label
-/// matches `filter` (see [`filter_rows`]; empty = all), alone, printing the notes and raw
-/// figures and returning the ratio table. The way to re-measure one row, e.g. the radar
+/// matches `filter` (see [`filter_rows`]; empty = all), alone. The way to re-measure one row, e.g. the radar
 /// 51.2K row's time ratio (the target) or the 6.4M row (~18 GiB peak, about a
 /// minute).
 ///
 /// Errors: a filter that matches no row; otherwise as [`Table1::run_rows`].
-pub fn run_full_rows(filter: &str, data_dir: &crate::data::DataDir) -> Result<Table, BenchError> {
+pub fn run_full_rows(
+    filter: &str,
+    data_dir: &crate::data::DataDir,
+) -> Result<ExperimentOutput, BenchError> {
     let selected = filter_rows(rows(RunSize::Full), filter);
     if selected.is_empty() {
         let labels: Vec<String> = rows(RunSize::Full).iter().map(row_label).collect();
@@ -388,17 +390,7 @@ pub fn run_full_rows(filter: &str, data_dir: &crate::data::DataDir) -> Result<Ta
         data_dir,
         progress: &progress,
     };
-    let out = Table1::run_rows(selected, &ctx)?;
-    for note in &out.notes {
-        println!("- {note}");
-    }
-    println!("\n{}", out.raw);
-    Ok(out
-        .tables
-        .into_iter()
-        .next()
-        .map(|t| t.table)
-        .unwrap_or_default())
+    Table1::run_rows(selected, &ctx)
 }
 
 impl Table1 {
