@@ -204,6 +204,9 @@ impl<K: Kernel + Clone> Gsgp<K> {
         noise_variance: f64,
         options: &GsgpOptions,
     ) -> Self {
+        // Part of the model's set-up, not of its first solve (a no-op when the statistics
+        // are shared with an earlier model).
+        stats.gram().prepare();
         let interp = InterpolationOptions {
             scheme: stats.options().scheme,
             out_of_grid: options.out_of_grid,
