@@ -198,8 +198,8 @@ fn too_large_grid_is_refused_with_the_estimate() {
             limit_source,
         } => {
             assert_eq!(*grid_points, 1_000_000_000);
-            assert_eq!(*vectors, 343 + 15 + 6 * 10);
-            assert_eq!(*estimated_bytes, 8 * 1_000_000_000 * (343 + 15 + 60));
+            assert_eq!(*vectors, 172 + 15 + 6 * 10);
+            assert_eq!(*estimated_bytes, 8 * 1_000_000_000 * (172 + 15 + 60));
             assert_eq!(*limit_bytes, 1 << 30);
             assert_eq!(*limit_source, "GsgpOptions::memory_limit");
         }

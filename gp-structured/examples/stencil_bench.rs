@@ -13,7 +13,8 @@
 //! * `d = 3`, `10×10×10` (small grid, most nodes near the boundary).
 //!
 //! and times `matvec` (median of `reps` runs after a warm-up) on the global rayon pool and on a
-//! one-thread pool. **Bytes counted** per product: the stored values (`8·m·(2r+1)^d`) read once,
+//! one-thread pool. **Bytes counted** per product: the stored values (`8·m·((2r+1)^d + 1)/2`,
+//! the upper half of the stencil) read once,
 //! plus `x` read once and `S x` written once (`16 m`); "ns/value" divides the time by the number
 //! of *stored* values (including zeros), so both figures are effective rates against the stored
 //! representation. The reference machine streams about 20 GB/s.
@@ -143,7 +144,7 @@ fn main() {
         let stats = build(&sizes, n, frac0, 7);
         let gram = stats.gram();
         let m = gram.order();
-        let k = gram.stencil_len();
+        let k = gram.row_len();
         let values = m * k;
         let zero_rows = gram
             .values()

@@ -1,11 +1,11 @@
 //! The GSGP sufficient statistics `S = WᵀW`, `t = Wᵀy`, `q = yᵀy` and `n`, accumulated in one
 //! streaming pass over chunks of points without materializing `W` (`specs/gsgp.md` §2.2).
 //!
-//! `S` is stored as a [`StencilGram`]: `(2w−1)^d` values per grid node (`w = 4` cubic, 2
-//! linear; 343 per node at `d = 3` cubic). Two algorithms fill it ([`StatsPath`]); both give
-//! the same statistics up to floating-point reassociation (tested to `1e-12` relative), both
-//! make `S` exactly symmetric, and [`StatsPath::Auto`] (the default) picks one by the rule
-//! below.
+//! `S` is stored as a [`StencilGram`]: the upper half of a `(2w−1)^d`-entry stencil,
+//! `((2w−1)^d + 1)/2` values per grid node (`w = 4` cubic, 2 linear; 172 per node at `d = 3`
+//! cubic), so it is symmetric by construction. Two algorithms fill it ([`StatsPath`]); both
+//! give the same statistics up to floating-point reassociation (tested to `1e-12` relative),
+//! and [`StatsPath::Auto`] (the default) picks one by the rule below.
 //!
 //! # Cell moments ([`StatsPath::CellMoments`]): many points per cell
 //!
@@ -17,7 +17,8 @@
 //! `d = 3` instead of the 4096 of the direct `w wᵀ` update) plus the `w^d` moments of `y·τ`
 //! for `Wᵀy`, in one contiguous record per cell. At the end each occupied cell is expanded
 //! once into the stencil of `S` by `d` small mode products (about 47 000 multiply-adds per
-//! cell at `d = 3`) and into `t`.
+//! cell at `d = 3`; the node pairs whose offset falls in the stored half are added) and into
+//! `t`.
 //!
 //! Cost `O(n·(2w−1)^d + cells·w^{2d}·(2w−1))`; memory: one record of `(2w−1)^d + w^d`
 //! doubles per grid cell **per rayon worker** (3.3 kB per cell at `d = 3`), plus `S`.
@@ -25,8 +26,9 @@
 //! # Point scatter ([`StatsPath::PointScatter`]): few points per cell, fine grids
 //!
 //! Each point's block `w wᵀ` (the Kronecker product of its `d` per-dimension `w × w`
-//! blocks) is added straight into **one shared** stencil: `w^{2d−1}` multiply-adds of lines of
-//! `w` consecutive stencil entries (1 024 lines of 4 at `d = 3` cubic), plus `w^d` for `t`.
+//! blocks) is added straight into **one shared** stencil: the lines of `w` consecutive stencil
+//! entries of its `w^{2d−1}` that fall in the stored half (about half of the 1 024 lines of 4
+//! at `d = 3` cubic), plus `w^d` for `t`.
 //! Points are located in parallel into a buffer (cell index, `τ`, `y`) of at most
 //! `clamp(bytes(S)/16/80, 2^16, 2^24)` points (80 bytes per point at `d = 3` while a full
 //! buffer is sorted; a single streamed chunk larger than that is buffered whole, and
@@ -530,7 +532,9 @@ fn plan_for(
         .iter()
         .fold(1u128, |a, &s| a.saturating_mul(s as u128));
     let k = ((2 * w - 1) as u128).saturating_pow(d as u32);
-    let output_bytes = m.saturating_mul(k).saturating_add(m).saturating_mul(8);
+    // The stored half of the stencil of `S`, and `t`.
+    let h = k.div_ceil(2);
+    let output_bytes = m.saturating_mul(h).saturating_add(m).saturating_mul(8);
     let cells = cell_count(sizes, scheme);
     let record = k.saturating_add((w as u128).saturating_pow(d as u32));
     let moment_bytes = (threads.max(1) as u128)
@@ -538,8 +542,8 @@ fn plan_for(
         .saturating_mul(record)
         .saturating_mul(8);
     let m_usize = usize::try_from(m).unwrap_or(usize::MAX);
-    let k_usize = usize::try_from(k).unwrap_or(usize::MAX);
-    let capacity = scatter::buffer_points(m_usize, k_usize, d);
+    let h_usize = usize::try_from(h).unwrap_or(usize::MAX);
+    let capacity = scatter::buffer_points(m_usize, h_usize, d);
     let buffered = n.map_or(capacity, |n| n.min(capacity)) as u128;
     let scatter_bytes = buffered * scatter::point_bytes(d) as u128;
     let points_per_cell = n.map(|n| n as f64 / cells.max(1) as f64);

@@ -216,8 +216,14 @@ fn streams_from_a_generator() {
     });
     let s = SufficientStats::from_chunks(&grid, o, gen).unwrap();
     assert_eq!(s.num_points(), 100_000);
-    // Every row of W sums to one, so the entries of S sum to n and those of t to Σ y.
-    let total: f64 = s.gram().values().iter().sum();
+    // Every row of W sums to one, so the entries of S sum to n and those of t to Σ y. Each
+    // stored off-diagonal value stands for two entries; the diagonal comes first in a row.
+    let gram = s.gram();
+    let total: f64 = gram
+        .values()
+        .chunks_exact(gram.row_len())
+        .map(|row| row[0] + 2.0 * row[1..].iter().sum::<f64>())
+        .sum();
     assert!((total - 1e5).abs() < 1e-8);
     let s2 = SufficientStats::from_chunks(&grid, o, std::iter::empty()).unwrap();
     assert_eq!(s2.num_points(), 0);

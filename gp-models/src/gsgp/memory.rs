@@ -3,8 +3,8 @@
 //! **Estimate.** Everything GSGP keeps lives on the grid (no `n`-vector survives the
 //! statistics pass). Counted in `m`-vectors of 8-byte entries:
 //!
-//! * `S = WᵀW` as a stencil matrix: `(2r+1)^d` entries per grid node (`7^d` for cubic,
-//!   `3^d` for linear);
+//! * `S = WᵀW` as a stencil matrix: the stored half of its `(2r+1)^d`-entry stencil,
+//!   `((2r+1)^d + 1)/2` entries per grid node (172 for cubic at `d = 3`, 14 for linear);
 //! * `t = Wᵀy` and the grid mean cache: 2;
 //! * one EFCG solve: 10 (`x̂, r̂, p̂, ẑ, ŝ, v̂, û, â, h, S x̂`) plus 3 for `Wᵀx` and the
 //!   two mode-product buffers of the Kronecker product;
@@ -12,7 +12,7 @@
 //!   symmetrized operator of the log determinant, the probe and `Wᵀ K̂⁻¹ W ξ` of the
 //!   gradient).
 //!
-//! So **`vectors = (2r+1)^d + 15 + 6 t`** and **`bytes = vectors · 8 · m`**, reported as
+//! So **`vectors = ((2r+1)^d + 1)/2 + 15 + 6 t`** and **`bytes = vectors · 8 · m`**, reported as
 //! a [`SkiMemory`] (same fields and error as SKI). Not counted: the statistics pass itself
 //! (per-thread moment records or a bounded point buffer, whichever path it takes, see
 //! [`SufficientStats::plan`](gp_structured::SufficientStats::plan)),
@@ -49,7 +49,7 @@ pub fn gsgp_memory(
     let q = 2 * scheme.stencil_width() as u128 - 1;
     let stencil = q
         .checked_pow(sizes.len().min(u32::MAX as usize) as u32)
-        .unwrap_or(u128::MAX);
+        .map_or(u128::MAX, |k| k.div_ceil(2));
     let vectors = stencil
         .saturating_add(15)
         .saturating_add(6u128.saturating_mul(probes as u128));
@@ -75,11 +75,11 @@ mod tests {
     fn estimate_rule() {
         let est = gsgp_memory(&[10, 20], InterpolationScheme::Cubic, 3, Some(1 << 30));
         assert_eq!(est.grid_points, 200);
-        assert_eq!(est.vectors, 49 + 15 + 18);
-        assert_eq!(est.estimated_bytes, 200 * 82 * 8);
+        assert_eq!(est.vectors, 25 + 15 + 18);
+        assert_eq!(est.estimated_bytes, 200 * 58 * 8);
         assert!(est.fits());
         let lin = gsgp_memory(&[10, 20, 5], InterpolationScheme::Linear, 0, Some(1));
-        assert_eq!(lin.vectors, 27 + 15);
+        assert_eq!(lin.vectors, 14 + 15);
         assert!(lin.check().is_err());
         let huge = gsgp_memory(&[usize::MAX; 3], InterpolationScheme::Cubic, 10, None);
         assert_eq!(huge.estimated_bytes, u128::MAX);

@@ -198,13 +198,15 @@ struct Expansion {
     /// Transposed weight coefficients `Cᵀ` (`w × w`): entry `[k][a]` = coefficient of `τ^k`
     /// in `w_a(τ)`.
     weight_t: Vec<f64>,
-    /// For each multi-pair (C order over dimensions of `a·w + a'`): node offset of `a` and the
-    /// stencil entry of `a' − a`.
-    scatter_node: Vec<usize>,
-    scatter_entry: Vec<usize>,
+    /// The multi-pairs (C order over dimensions of `a·w + a'`) whose offset `a' − a` is in
+    /// the stored half of the stencil: index of the pair, node offset of `a` and the stored
+    /// position of `a' − a` in the row of `a`. (The mirrored pair carries the same value and
+    /// is not stored.)
+    scatter: Vec<(usize, usize, usize)>,
     /// Node offsets of the `w^d` stencil nodes.
     node_offsets: Vec<usize>,
-    k: usize,
+    /// Stored values per row of `S`.
+    h: usize,
 }
 
 /// One step of a tensor contraction with axis rotation: `src` has shape `(Q, R)` (the axis
@@ -256,8 +258,8 @@ impl Expansion {
         }
         let strides = acc.grid.strides();
         let total = np.pow(d as u32);
-        let mut scatter_node = Vec::with_capacity(total);
-        let mut scatter_entry = Vec::with_capacity(total);
+        let centre = gram.stencil_len() / 2;
+        let mut scatter = Vec::with_capacity(total / 2 + 1);
         for idx in 0..total {
             let mut rem = idx;
             let (mut node, mut entry, mut qpow) = (0usize, 0usize, 1usize);
@@ -269,8 +271,9 @@ impl Expansion {
                 entry += (b + r - a) * qpow;
                 qpow *= q;
             }
-            scatter_node.push(node);
-            scatter_entry.push(entry);
+            if entry >= centre {
+                scatter.push((idx, node, entry - centre));
+            }
         }
         let node_offsets = crate::interpolation::stencil_offsets(strides, w);
         Self {
@@ -278,10 +281,9 @@ impl Expansion {
             w,
             pair_t,
             weight_t,
-            scatter_node,
-            scatter_entry,
+            scatter,
             node_offsets,
-            k: gram.stencil_len(),
+            h: gram.row_len(),
         }
     }
 
@@ -302,7 +304,7 @@ impl Expansion {
     }
 
     fn run(&self, acc: &MomentAccumulator, gram: &mut [f64], wty: &mut [f64]) {
-        let (w, k) = (self.w, self.k);
+        let (w, h) = (self.w, self.h);
         let sizes = acc.grid.sizes();
         let s0 = acc.grid.strides()[0];
         let cells0 = sizes[0] - w + 1;
@@ -313,9 +315,9 @@ impl Expansion {
         // Slabs of cells with first index i touch nodes with first index i..i+w−1; slabs whose
         // first indices differ by ≥ w touch disjoint node ranges, so each phase is parallel.
         for phase in 0..w.min(cells0) {
-            let g = &mut gram[phase * s0 * k..];
+            let g = &mut gram[phase * s0 * h..];
             let t = &mut wty[phase * s0..];
-            g.par_chunks_mut(w * s0 * k)
+            g.par_chunks_mut(w * s0 * h)
                 .zip(t.par_chunks_mut(w * s0))
                 .enumerate()
                 .for_each(|(c, (g, t))| {
@@ -339,10 +341,8 @@ impl Expansion {
                         }
                         let (mq, my) = record.split_at(acc.q_len);
                         self.contract(mq, &self.pair_t, true, &mut a, &mut b);
-                        for ((v, &sn), &se) in
-                            a.iter().zip(&self.scatter_node).zip(&self.scatter_entry)
-                        {
-                            g[(node + sn) * k + se] += v;
+                        for &(pair, sn, se) in &self.scatter {
+                            g[(node + sn) * h + se] += a[pair];
                         }
                         self.contract(my, &self.weight_t, false, &mut a, &mut b);
                         for (v, &off) in a.iter().zip(&self.node_offsets) {

@@ -33,11 +33,11 @@ pub(super) fn point_bytes(d: usize) -> usize {
     8 + 8 * d + 8 + 16 + 8 * d
 }
 
-/// Points buffered before they are scattered, for a grid of `m` nodes whose stencil has `k`
-/// entries per node: at most 1/16 of the bytes of the stencil (at [`point_bytes`] each),
+/// Points buffered before they are scattered, for a grid of `m` nodes whose stencil stores `h`
+/// values per node: at most 1/16 of the bytes of the stencil (at [`point_bytes`] each),
 /// clamped to `[2^16, 2^24]` points.
-pub(super) fn buffer_points(m: usize, k: usize, d: usize) -> usize {
-    let stencil_bytes = (m as u128) * (k as u128) * 8;
+pub(super) fn buffer_points(m: usize, h: usize, d: usize) -> usize {
+    let stencil_bytes = (m as u128) * (h as u128) * 8;
     let points = stencil_bytes / (16 * point_bytes(d) as u128);
     points.clamp(MIN_BUFFER_POINTS as u128, MAX_BUFFER_POINTS as u128) as usize
 }
@@ -47,8 +47,10 @@ pub(super) fn buffer_points(m: usize, k: usize, d: usize) -> usize {
 struct Layout {
     d: usize,
     w: usize,
-    /// Stencil entries per node, `(2w−1)^d`.
+    /// Stencil entries per node, `(2w−1)^d`, and the stored ones, `(k + 1)/2` (the
+    /// centre entry `k/2` and those after it).
     k: usize,
+    h: usize,
     m: usize,
     sizes: Vec<usize>,
     /// Cells per dimension (`m_l − w + 1`) and their C strides (a point's cell index is its
@@ -79,8 +81,9 @@ impl Layout {
         let sizes = grid.sizes().to_vec();
         let cell_sizes: Vec<usize> = sizes.iter().map(|&m| m - w + 1).collect();
         let k = q.pow(d as u32);
+        let h = k.div_ceil(2);
         let m_last = sizes[d - 1];
-        let segment_rows = (SEGMENT_VALUES / k).max(2 * w).min(m_last);
+        let segment_rows = (SEGMENT_VALUES / h).max(2 * w).min(m_last);
         let task_rows = if d == 1 { segment_rows } else { m_last };
         let lead = w.pow(d as u32 - 1);
         let mut lead_entry = Vec::with_capacity(lead * lead);
@@ -101,6 +104,7 @@ impl Layout {
             d,
             w,
             k,
+            h,
             m: grid.num_points(),
             pencils: cell_sizes[..d - 1].iter().product(),
             cell_strides: c_strides(&cell_sizes),
@@ -155,18 +159,19 @@ impl Scratch {
 /// contributions of every buffered point whose stencil covers them.
 ///
 /// A point in cell `b` adds to the row of node `b + a` (`a ∈ {0..w−1}^d`) the values
-/// `Π_l w_l[a_l]·w_l[a'_l]` at the stencil entries `a' − a`: for each leading `a'` a line of
-/// `w` consecutive entries (the last dimension), `w^{d−1}` lines per row. The rows are visited
+/// `Π_l w_l[a_l]·w_l[a'_l]` at the stencil entries `a' − a` that are stored (the centre and
+/// after, see [`StencilGram`]): for each leading `a'` a line of `w` consecutive entries (the
+/// last dimension), `w^{d−1}` lines per row, of which those before the centre line are not
+/// stored and the centre line only from the centre on. The rows are visited
 /// per node, so a task writes only its own rows (they stay in cache) and needs no
 /// synchronisation with other tasks; each point is visited by the `w^{d−1}` pencils of nodes
 /// its stencil covers. Contributions reach every row in one fixed order (cells ascending, then
-/// arrival), whatever the number of threads; the two mirrored entries of a pair of nodes get
-/// equal products in the same order, so `S` is exactly symmetric.
+/// arrival), whatever the number of threads.
 ///
-/// `K` is the stencil length `k` when it is known at compile time (then each row is a
+/// `H` is the stored row length `h` when it is known at compile time (then each row is a
 /// fixed-length slice with constant offsets), 0 to read it from `lay`.
 #[inline(always)]
-fn scatter_rows<const W: usize, const K: usize>(
+fn scatter_rows<const W: usize, const H: usize>(
     lay: &Layout,
     scheme: InterpolationScheme,
     pts: &Sorted<'_>,
@@ -176,7 +181,8 @@ fn scatter_rows<const W: usize, const K: usize>(
     sc: &mut Scratch,
 ) {
     let d = lay.d;
-    let k = if K == 0 { lay.k } else { K };
+    let h = if H == 0 { lay.h } else { H };
+    let centre = lay.k / 2;
     let m_last = lay.sizes[d - 1];
     let (s, e) = (first % m_last, first % m_last + t.len());
     // The leading multi-index of the pencil of nodes.
@@ -235,15 +241,25 @@ fn scatter_rows<const W: usize, const K: usize>(
                 for (p, &v) in pa.iter_mut().zip(&wl) {
                     *p = wal * v;
                 }
-                let row = &mut g[(node - s) * k..(node - s + 1) * k];
+                let row = &mut g[(node - s) * h..(node - s + 1) * h];
                 for (&sv, &entry) in sc.lead.iter().zip(entries) {
+                    // The line's entries `start .. start + W`, stored from `centre` on.
                     let start = entry - al;
-                    let line: &mut [f64; W] = match (&mut row[start..start + W]).try_into() {
-                        Ok(line) => line,
-                        Err(_) => continue,
-                    };
-                    for j in 0..W {
-                        line[j] += sv * pa[j];
+                    if start >= centre {
+                        let at = start - centre;
+                        let line: &mut [f64; W] = match (&mut row[at..at + W]).try_into() {
+                            Ok(line) => line,
+                            Err(_) => continue,
+                        };
+                        for j in 0..W {
+                            line[j] += sv * pa[j];
+                        }
+                    } else if start + W > centre {
+                        // The centre line: offsets `0 ..= W − 1 − a_{d−1}` along the last axis.
+                        let skip = centre - start;
+                        for (v, &p) in row[..W - skip].iter_mut().zip(&pa[skip..]) {
+                            *v += sv * p;
+                        }
                     }
                 }
                 t[node - s] += y * (wa * wal);
@@ -255,7 +271,7 @@ fn scatter_rows<const W: usize, const K: usize>(
 /// [`scatter_rows`] over the segments of one task's rows, compiled for AVX2 when the CPU has it
 /// (lines of 4 in one vector register). No FMA contraction happens in either build, so both
 /// give the same bits.
-fn scatter_task<const W: usize, const K: usize>(
+fn scatter_task<const W: usize, const H: usize>(
     lay: &Layout,
     scheme: InterpolationScheme,
     pts: &Sorted<'_>,
@@ -268,16 +284,16 @@ fn scatter_task<const W: usize, const K: usize>(
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2 (checked at run time just above), the only
             // requirement of the `target_feature` function.
-            unsafe { scatter_task_avx2::<W, K>(lay, scheme, pts, first, g, t) };
+            unsafe { scatter_task_avx2::<W, H>(lay, scheme, pts, first, g, t) };
             return;
         }
     }
-    scatter_task_body::<W, K>(lay, scheme, pts, first, g, t);
+    scatter_task_body::<W, H>(lay, scheme, pts, first, g, t);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn scatter_task_avx2<const W: usize, const K: usize>(
+fn scatter_task_avx2<const W: usize, const H: usize>(
     lay: &Layout,
     scheme: InterpolationScheme,
     pts: &Sorted<'_>,
@@ -285,11 +301,11 @@ fn scatter_task_avx2<const W: usize, const K: usize>(
     g: &mut [f64],
     t: &mut [f64],
 ) {
-    scatter_task_body::<W, K>(lay, scheme, pts, first, g, t);
+    scatter_task_body::<W, H>(lay, scheme, pts, first, g, t);
 }
 
 #[inline(always)]
-fn scatter_task_body<const W: usize, const K: usize>(
+fn scatter_task_body<const W: usize, const H: usize>(
     lay: &Layout,
     scheme: InterpolationScheme,
     pts: &Sorted<'_>,
@@ -297,11 +313,11 @@ fn scatter_task_body<const W: usize, const K: usize>(
     g: &mut [f64],
     t: &mut [f64],
 ) {
-    let k = lay.k;
+    let h = lay.h;
     let mut sc = Scratch::new(lay);
     let seg = lay.segment_rows;
-    for (c, (gs, ts)) in g.chunks_mut(seg * k).zip(t.chunks_mut(seg)).enumerate() {
-        scatter_rows::<W, K>(lay, scheme, pts, first + c * seg, gs, ts, &mut sc);
+    for (c, (gs, ts)) in g.chunks_mut(seg * h).zip(t.chunks_mut(seg)).enumerate() {
+        scatter_rows::<W, H>(lay, scheme, pts, first + c * seg, gs, ts, &mut sc);
     }
 }
 
@@ -345,7 +361,7 @@ impl ScatterAccumulator {
                 ),
             });
         }
-        let capacity = buffer_points(lay.m, lay.k, lay.d);
+        let capacity = buffer_points(lay.m, lay.h, lay.d);
         Ok(Self {
             grid: grid.clone(),
             opts,
@@ -480,22 +496,22 @@ impl ScatterAccumulator {
             pencil_start: &pencil_start,
         };
         let scheme = self.opts.scheme;
-        let (k, rows) = (lay.k, lay.task_rows);
+        let (h, rows) = (lay.h, lay.task_rows);
         gram.values_mut()
-            .par_chunks_mut(rows * k)
+            .par_chunks_mut(rows * h)
             .zip(self.wty.par_chunks_mut(rows))
             .enumerate()
             .for_each(|(c, (g, t))| {
                 let first = c * rows;
-                // Compile-time stencil lengths for d ≤ 3.
-                match (lay.w, k) {
-                    (4, 343) => scatter_task::<4, 343>(lay, scheme, &pts, first, g, t),
-                    (4, 49) => scatter_task::<4, 49>(lay, scheme, &pts, first, g, t),
-                    (4, 7) => scatter_task::<4, 7>(lay, scheme, &pts, first, g, t),
+                // Compile-time stored row lengths for d ≤ 3.
+                match (lay.w, h) {
+                    (4, 172) => scatter_task::<4, 172>(lay, scheme, &pts, first, g, t),
+                    (4, 25) => scatter_task::<4, 25>(lay, scheme, &pts, first, g, t),
+                    (4, 4) => scatter_task::<4, 4>(lay, scheme, &pts, first, g, t),
                     (4, _) => scatter_task::<4, 0>(lay, scheme, &pts, first, g, t),
-                    (_, 27) => scatter_task::<2, 27>(lay, scheme, &pts, first, g, t),
-                    (_, 9) => scatter_task::<2, 9>(lay, scheme, &pts, first, g, t),
-                    (_, 3) => scatter_task::<2, 3>(lay, scheme, &pts, first, g, t),
+                    (_, 14) => scatter_task::<2, 14>(lay, scheme, &pts, first, g, t),
+                    (_, 5) => scatter_task::<2, 5>(lay, scheme, &pts, first, g, t),
+                    (_, 2) => scatter_task::<2, 2>(lay, scheme, &pts, first, g, t),
                     _ => scatter_task::<2, 0>(lay, scheme, &pts, first, g, t),
                 }
             });
@@ -636,7 +652,7 @@ mod tests {
             let lay = Layout::new(&grid(&sizes, 0), scheme);
             let m_last = *sizes.last().unwrap();
             assert!(lay.segment_rows >= 1 && lay.segment_rows <= m_last);
-            assert!(lay.segment_rows * lay.k <= SEGMENT_VALUES.max(2 * lay.w * lay.k));
+            assert!(lay.segment_rows * lay.h <= SEGMENT_VALUES.max(2 * lay.w * lay.h));
             // A task never spans two pencils of nodes.
             assert!(m_last % lay.task_rows == 0 || sizes.len() == 1);
             assert_eq!(lay.lead_entry.len(), lay.lead * lay.lead);

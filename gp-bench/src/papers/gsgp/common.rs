@@ -15,7 +15,8 @@
 //! dropped, as scipy's product does). We also report the bytes of the structures this
 //! implementation holds: SKI the factorized `W` (one start index and `4d` weights per point)
 //! plus the CG's four `n`-vectors and two `m`-vectors; GSGP the stencil storage of `S`
-//! (`7^d` values per grid node, zeros included) plus `t = Wᵀy` and the simplified EFCG's six
+//! (the upper half, `(7^d + 1)/2` values per grid node, zeros included) plus `t = Wᵀy` and
+//! the simplified EFCG's six
 //! `m`-vectors. The grid kernel's FFT data (the same for both) are not counted.
 
 use std::time::Instant;

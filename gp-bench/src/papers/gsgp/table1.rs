@@ -406,7 +406,8 @@ impl Table1 {
              paper's entry counts (spec §4.3), with nnz(W) = 4^d per point (explicit zeros \
              included, as the reference's CSR W) and nnz(S) without exact zeros. The byte ratio \
              compares what this implementation holds: SKI's factorized W plus 4 n- and 2 \
-             m-vectors, GSGP's dense 7^d stencil of S plus 7 m-vectors."
+             m-vectors, GSGP's stencil of S (the upper half of the 7^d offsets, zeros included) \
+             plus 7 m-vectors."
                 .to_string(),
             "Solves: relative tolerance 1e-5 (SOUND), 1e-2 (radar), 0.1 (precipitation), the \
              reference's effective settings (spec §6.4); SKI from x0 = 0, GSGP its default \
