@@ -356,9 +356,10 @@ fn per_iteration_work_does_not_depend_on_n() {
         let res = efcg(&system, &start, &fopts).unwrap();
         let it = res.iterations;
         assert!(it > 5);
-        // One K_G product of set-up (h = K_G g), then one K_G and one S per iteration.
-        assert_eq!(system.kg.load(Ordering::Relaxed), it + 1, "n={n}");
-        assert_eq!(system.s.load(Ordering::Relaxed), it, "n={n}");
+        // Set-up: the start-vector split (one S product for ŷ₀ = α g, one K_G for Â ŷ₀)
+        // and h = K_G g₀; then one K_G and one S per iteration.
+        assert_eq!(system.kg.load(Ordering::Relaxed), it + 2, "n={n}");
+        assert_eq!(system.s.load(Ordering::Relaxed), it + 1, "n={n}");
         // The solution is the model's: Wᵀα.
         let wt = gsgp.wt_alpha().unwrap();
         assert!(rel_diff_col(&res.solution_wt, wt) < 1e-6);

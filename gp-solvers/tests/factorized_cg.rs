@@ -162,10 +162,21 @@ fn same_iteration_counts_and_answers_at_tolerance() {
                 };
                 let res = solver(&p.system(), &p.start(&p.y), &opts).unwrap();
                 assert!(res.converged(), "{name} tol {tol}: {:?}", res.status);
-                assert_eq!(
-                    res.iterations, col.iterations,
-                    "problem {k}, {name}, tol {tol}"
-                );
+                // In exact arithmetic CG on K̃ (at most m + 1 distinct eigenvalues) stops by
+                // iteration m + 1, and there the counts must agree exactly. Beyond it the
+                // count is set by rounding (how fast lost orthogonality is recovered), which
+                // differs between mathematically equal recurrences (EFCG splits z₀ into
+                // range(W) and a remainder): spec T6's max(1, 5%) applies.
+                let (got, want) = (res.iterations, col.iterations);
+                if want <= p.w.ncols() + 1 {
+                    assert_eq!(got, want, "problem {k}, {name}, tol {tol}");
+                } else {
+                    let slack = 1.max(want / 20);
+                    assert!(
+                        got.abs_diff(want) <= slack,
+                        "problem {k}, {name}, tol {tol}: {got} vs {want} (rounding regime)"
+                    );
+                }
                 let x = res.solution.expand(&p.w_op(), p.y.as_ref()).unwrap();
                 // The same iterate, up to the rounding drift of CG itself.
                 let d = rel_diff(&x, &x_ref);
@@ -327,8 +338,9 @@ fn efcg_uses_one_kg_and_one_s_product_per_iteration() {
     let res = efcg(&sys, &p.start(&p.y), &opts).unwrap();
     assert!(res.converged());
     let j = res.iterations;
-    // One K_G product of set-up (h = K_G g), then one B = (K_G, S) per iteration.
-    assert_eq!(sys.counts(), (j + 1, j));
+    // Set-up: the start-vector split (one S product for ŷ₀ = α g, one K_G for Â ŷ₀) and
+    // h = K_G g₀ (one K_G); then one B = (K_G, S) per iteration.
+    assert_eq!(sys.counts(), (j + 2, j + 1));
     let sys = p.system();
     let res = fcg(&sys, &p.start(&p.y), &opts).unwrap();
     let j = res.iterations;

@@ -182,6 +182,11 @@ impl Recorder {
         Some(alpha)
     }
 
+    /// Whether the iterates are recorded.
+    pub(crate) fn records_iterates(&self) -> bool {
+        self.iterates.is_some()
+    }
+
     /// Records the iterate `x_j − x₀ = W x̂ + c z₀` if requested.
     pub(crate) fn record_iterate(&mut self, x_hat: &[f64], cx: f64) {
         if let Some(it) = self.iterates.as_mut() {

@@ -2,6 +2,7 @@
 
 use super::cg_result::{FactorizedCgResult, Recorder};
 use super::options::FactorizedCgOptions;
+use super::split::split_start;
 use super::system::{check_system, FactorizedSystem, Products, StartVector};
 use super::vector::{w_transpose_from, FactorizedVector};
 use crate::cg::kernels::{axpy, dot};
@@ -9,7 +10,8 @@ use crate::error::Result;
 
 /// Efficiently factorized conjugate gradients: the iterates of [`cg`](crate::cg()) on
 /// `K̃ = W K_G Wᵀ + σ² I_n` for the right-hand side `z₀` (from `x = 0`), at one `K_G` and
-/// one `S` product per iteration (plus one `K_G` product of set-up for `h = K_G g`).
+/// one `S` product per iteration (plus two `K_G` and one `S` product of set-up: the
+/// start-vector split below and `h = K_G g₀`).
 ///
 /// Besides `r̂`, `p̂` and `x̂` it keeps the by-products of the double product
 /// `B(r̂) = (Â r̂, S r̂)`: `ẑ = Â p̂`, `ŝ = S p̂`, `γ = gᵀp̂`, and `S x̂` (for `Wᵀx`). With
@@ -26,6 +28,16 @@ use crate::error::Result;
 /// curvature drops the terms with `h` (it uses `ẑ` where `â = ẑ + c_p h` is needed) and uses
 /// `gᵀr̂` where `gᵀp̂` is needed, writes `‖r₀‖` for `‖r₀‖²`, leaves a coefficient `c^z`
 /// undefined (it is `σ² c_p`) and omits `ρ` in the numerator of `β`.
+///
+/// **Start-vector split.** Before iterating, `z₀` is split as `z₀ = W ŷ₀ + z₀'` with
+/// `ŷ₀ = α g`, `α = gᵀg / gᵀS g`, and the iteration runs on `g₀ = Wᵀz₀' = g − S ŷ₀` and
+/// `ρ₀ = ‖z₀'‖² = ρ − 2ŷ₀ᵀg + ŷ₀ᵀS ŷ₀` (in place of `g` and `ρ` above) from
+/// `r₀ = W ŷ₀ + 1·z₀'` (`r̂ = p̂ = ŷ₀`, `ẑ = Â ŷ₀`, `ŝ = S ŷ₀`, `γ = g₀ᵀŷ₀` at the start).
+/// The iterates are the same in exact arithmetic; in floating point the split avoids a
+/// cancellation between `W p̂` and `c_p z₀` when `z₀` lies mostly in `range(W)` (the
+/// posterior mean's `z₀ = y`), which made EFCG take up to 25% more iterations than CG on
+/// large `n` (measured on the sine data of GSGP Figure 3). The solution is returned in the unsplit form
+/// (`x̂ − c_x ŷ₀`, `c_x`); `Wᵀx = S x̂ + c_x g₀` is formed before, without the cancellation.
 ///
 /// Options, starting from `x₀ ≠ 0` and errors as for [`fcg`](super::fcg()).
 ///
@@ -71,17 +83,35 @@ pub fn efcg(
     let mut x = vec![0.0; m];
     let mut sx = vec![0.0; m];
     let mut cx = 0.0;
+    // The split z₀ = W ŷ₀ + z₀': the iteration runs on g₀ = Wᵀz₀' and ρ₀ = ‖z₀'‖².
+    let mut g0 = g.to_vec();
+    let mut y0: Option<Vec<f64>> = None;
     if rec.running() {
-        let mut h = vec![0.0; m];
-        ops.kg(g, &mut h);
         let (mut r, mut cr) = (vec![0.0; m], 1.0);
         let (mut p, mut cp) = (vec![0.0; m], 1.0);
-        // Â p̂, S p̂ and gᵀp̂ (p̂ = 0 at the start).
+        // Â p̂, S p̂ and g₀ᵀp̂ (p̂ = r̂ = ŷ₀ at the start, 0 without a split).
         let (mut z, mut s, mut gamma) = (vec![0.0; m], vec![0.0; m], 0.0);
+        let mut rho0 = rho;
+        if let Some(split) = split_start(&ops, g) {
+            let yh = split.y_hat;
+            s.copy_from_slice(&split.s_y_hat);
+            // Â ŷ₀ = K_G S ŷ₀ + σ² ŷ₀.
+            ops.kg(&s, &mut z);
+            axpy(sigma2, &yh, &mut z);
+            axpy(-1.0, &s, &mut g0);
+            rho0 = (rho - 2.0 * dot(&yh, g) + dot(&yh, &s)).max(0.0);
+            r.copy_from_slice(&yh);
+            p.copy_from_slice(&yh);
+            gamma = dot(&g0, &yh);
+            y0 = Some(yh);
+        }
+        let (g, rho) = (&g0[..], rho0);
+        let mut h = vec![0.0; m];
+        ops.kg(g, &mut h);
         // B(r̂) and the hat part of K̃ p.
         let (mut v, mut u, mut a) = (vec![0.0; m], vec![0.0; m], vec![0.0; m]);
         while rec.running() {
-            // K̃ p = W â + c_a z₀ with â = ẑ + c_p h, c_a = σ² c_p: no product.
+            // K̃ p = W â + c_a z₀' with â = ẑ + c_p h, c_a = σ² c_p: no product.
             a.copy_from_slice(&z);
             axpy(cp, &h, &mut a);
             let ca = sigma2 * cp;
@@ -94,7 +124,9 @@ pub fn efcg(
             cx += alpha * cp;
             axpy(-alpha, &a, &mut r);
             cr -= alpha * ca;
-            rec.record_iterate(&x, cx);
+            if rec.records_iterates() {
+                rec.record_iterate(&unsplit(&x, cx, y0.as_deref()), cx);
+            }
             // The only products of the iteration.
             ops.b(&r, &mut v, &mut u);
             let eta = dot(g, &r);
@@ -109,8 +141,20 @@ pub fn efcg(
             gamma = eta + beta * gamma;
         }
     }
-    let wt = w_transpose_from(&sx, cx, g);
+    // Wᵀx = S x̂ + c_x g₀ in the split representation (its two parts do not cancel).
+    let wt = w_transpose_from(&sx, cx, &g0);
+    let x = unsplit(&x, cx, y0.as_deref());
     Ok(rec.finish(FactorizedVector::from_slice(&x, cx), wt))
+}
+
+/// `x̂ − c ŷ₀`: the grid part of `W x̂ + c z₀'` in the representation `W x̂' + c z₀` with
+/// `z₀ = W ŷ₀ + z₀'`.
+fn unsplit(x: &[f64], c: f64, y0: Option<&[f64]>) -> Vec<f64> {
+    let mut out = x.to_vec();
+    if let Some(y0) = y0 {
+        axpy(-c, y0, &mut out);
+    }
+    out
 }
 
 /// `p = r + β p`.

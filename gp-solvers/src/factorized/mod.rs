@@ -41,6 +41,7 @@ mod fcg;
 mod fla;
 mod lanczos_basis;
 mod options;
+mod split;
 mod system;
 mod vector;
 
