@@ -347,8 +347,8 @@ impl Experiment for Table1 {
         match size {
             RunSize::Smoke => 2.0,
             RunSize::Quick => 25.0,
-            // Measured: all seven rows in 70 s (`bench gsgp-table1`), most of it the two
-            // radar-like rows at n = 10.5M (the 6.4M row alone 50 s, 17.5 GiB peak).
+            // Measured: all seven rows in 54 s (`bench gsgp-table1`), most of it the two
+            // radar-like rows at n = 10.5M (the 6.4M row 9.4 GiB at its peak).
             RunSize::Full => 90.0,
         }
     }
@@ -426,7 +426,8 @@ impl Table1 {
                 "GSGP's statistics pass takes the point scatter (one shared stencil, no per-thread \
                  moment records) when the data have fewer than {MOMENT_MIN_POINTS_PER_CELL} \
                  points per grid cell, as on the finer radar and precipitation grids; the radar \
-                 6.4M row holds the 16.4 GiB stencil of S and peaks at about 17.5 GiB (it is \
+                 6.4M row holds the 8.2 GiB stencil of S (its upper half) and peaks at about \
+                 9.4 GiB (it is \
                  skipped, saying so, when less memory is available). {ROWS_ENV} (e.g. \
                  \"radar 6.4m\") runs only the matching rows."
             ),
