@@ -823,17 +823,26 @@ mod tests {
             let x: Vec<f64> = (0..g.m).map(|_| rng.random::<f64>() - 0.5).collect();
             let mut out = vec![f64::NAN; g.m];
             g.matvec_slice(&x, &mut out);
-            let csr = g.to_csr().unwrap();
-            for (i, row) in csr.outer_iterator().enumerate() {
-                let (want, scale) = row.iter().fold((0.0, 0.0), |(s, a), (j, &v)| {
-                    (s + v * x[j], a + (v * x[j]).abs())
-                });
-                assert!(
-                    (out[i] - want).abs() <= 1e-14 * scale,
-                    "{sizes:?} r={radius} row {i}: {} vs {want}",
-                    out[i]
-                );
-            }
+            assert_csr_product(
+                &g.to_csr().unwrap(),
+                &x,
+                &out,
+                &format!("{sizes:?} r={radius}"),
+            );
+        }
+    }
+
+    /// `out` is `S x` for the CSR form of `S`, entry by entry to `1e-14` of `Σ_j |S_ij x_j|`.
+    fn assert_csr_product(csr: &CsMat<f64>, x: &[f64], out: &[f64], case: &str) {
+        for (i, row) in csr.outer_iterator().enumerate() {
+            let (want, scale) = row.iter().fold((0.0, 0.0), |(s, a), (j, &v)| {
+                (s + v * x[j], a + (v * x[j]).abs())
+            });
+            assert!(
+                (out[i] - want).abs() <= 1e-14 * scale,
+                "{case} row {i}: {} vs {want}",
+                out[i]
+            );
         }
     }
 
@@ -876,16 +885,7 @@ mod tests {
                 assert!(rows.windows(2).all(|w| w[0] <= w[1]));
                 let mut out = vec![f64::NAN; g.m];
                 gb.matvec_slice(&x, &mut out);
-                for (i, row) in csr.outer_iterator().enumerate() {
-                    let (want, scale) = row.iter().fold((0.0, 0.0), |(s, a), (j, &v)| {
-                        (s + v * x[j], a + (v * x[j]).abs())
-                    });
-                    assert!(
-                        (out[i] - want).abs() <= 1e-14 * scale,
-                        "{sizes:?} block {block_len} row {i}: {} vs {want}",
-                        out[i]
-                    );
-                }
+                assert_csr_product(&csr, &x, &out, &format!("{sizes:?} block {block_len}"));
             }
         }
     }
