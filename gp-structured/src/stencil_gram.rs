@@ -819,8 +819,7 @@ mod tests {
             (vec![10, 9, 11], 3),
         ] {
             let g = random_stencil(&sizes, radius, 7);
-            let mut rng = ChaCha8Rng::seed_from_u64(11);
-            let x: Vec<f64> = (0..g.m).map(|_| rng.random::<f64>() - 0.5).collect();
+            let x = random_vec(g.m, 11);
             let mut out = vec![f64::NAN; g.m];
             g.matvec_slice(&x, &mut out);
             assert_csr_product(
@@ -830,6 +829,12 @@ mod tests {
                 &format!("{sizes:?} r={radius}"),
             );
         }
+    }
+
+    /// `m` values uniform in `[−0.5, 0.5)` from `seed`.
+    fn random_vec(m: usize, seed: u64) -> Vec<f64> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        (0..m).map(|_| rng.random::<f64>() - 0.5).collect()
     }
 
     /// `out` is `S x` for the CSR form of `S`, entry by entry to `1e-14` of `Σ_j |S_ij x_j|`.
@@ -852,8 +857,7 @@ mod tests {
         // the same bits (same operations in the same order, no fused multiply-add).
         for (sizes, radius) in [(vec![9, 8, 7], 3), (vec![30], 3), (vec![6, 13], 1)] {
             let g = random_stencil(&sizes, radius, 5);
-            let mut rng = ChaCha8Rng::seed_from_u64(3);
-            let x: Vec<f64> = (0..g.m).map(|_| rng.random::<f64>() - 0.5).collect();
+            let x = random_vec(g.m, 3);
             let xp = g.padded_x(&x);
             let live = &g.plan().live;
             let (mut a, mut b) = (vec![0.0; g.padded_len], vec![0.0; g.padded_len]);
@@ -873,8 +877,7 @@ mod tests {
         // and the block plan must list every row once.
         for (sizes, radius) in [(vec![9, 8, 7], 3), (vec![40], 3), (vec![6, 13], 1)] {
             let g = random_stencil(&sizes, radius, 9);
-            let mut rng = ChaCha8Rng::seed_from_u64(4);
-            let x: Vec<f64> = (0..g.m).map(|_| rng.random::<f64>() - 0.5).collect();
+            let x = random_vec(g.m, 4);
             let csr = g.to_csr().unwrap();
             for block_len in [reach(&g) + 1, reach(&g) + 7, g.padded_len] {
                 let mut gb = g.clone();

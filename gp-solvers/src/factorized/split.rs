@@ -41,6 +41,6 @@ pub(crate) fn split_start(ops: &Products<'_>, g: &[f64]) -> Option<StartSplit> {
     }
     let alpha = gg / curvature;
     let y_hat: Vec<f64> = g.iter().map(|v| alpha * v).collect();
-    sg.iter_mut().for_each(|v| *v *= alpha);
+    gp_linalg::vector::scale(alpha, &mut sg);
     Some(StartSplit { y_hat, s_y_hat: sg })
 }
