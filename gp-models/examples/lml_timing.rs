@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use faer::{Col, Mat};
 use gp_kernels::SquaredExponential;
-use gp_models::{ExactGp, TrainOptions};
+use gp_models::{train, ExactGp, TrainOptions};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -98,7 +98,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let t = Instant::now();
         let cpu0 = cpu_seconds();
         let gp = ExactGp::fit(kernel, x.as_ref(), y.as_ref(), 1.0)?;
-        let trained = gp.optimize(&TrainOptions::default())?;
+        let trained = train(&gp, &TrainOptions::default())?;
         let secs = t.elapsed().as_secs_f64();
         let cpu = cpu_seconds() - cpu0;
         let best = trained.report.best().ok_or("no successful run")?;

@@ -28,7 +28,7 @@
 //! ```
 //! use faer::{Col, Mat};
 //! use gp_kernels::SquaredExponential;
-//! use gp_models::{ExactGp, TrainOptions};
+//! use gp_models::{train, ExactGp, TrainOptions};
 //!
 //! // 40 noisy observations of sin(x) on [0, 8].
 //! let x = Mat::from_fn(40, 1, |i, _| i as f64 * 0.2);
@@ -38,7 +38,7 @@
 //! let kernel = SquaredExponential::new(vec![0.5], 1.0)?;
 //! let gp = ExactGp::fit(kernel, x.as_ref(), y.as_ref(), 0.1)?;
 //! let lml_before = gp.log_marginal_likelihood();
-//! let trained = gp.optimize(&TrainOptions::default())?;
+//! let trained = train(&gp, &TrainOptions::default())?;
 //! let gp = trained.model;
 //! assert!(gp.log_marginal_likelihood() > lml_before);
 //! println!("{:?} = {:?}", gp.param_names(), gp.log_params());
@@ -59,25 +59,32 @@
 #![warn(missing_docs)]
 
 mod cg_report;
+pub mod core;
 pub mod error;
 pub mod exact;
 pub mod gsgp;
 pub mod iterative;
 pub mod optim;
+pub mod prelude;
 pub mod ski;
 mod validate;
 
+/// The matrix crate of the public API (points are `faer::Mat` rows, targets `faer::Col`), so
+/// a downstream crate uses the same version without naming it in its own manifest.
+pub use faer;
+
+pub use crate::core::{
+    train, train_observed, Gaussian, GpModel, LatentPrediction, Likelihood, LmlEstimate,
+    LmlRequest, Optimizer, PhaseTimes, PredictOutput, PredictRequest, Prediction, ProbeSource,
+    SolveReport, TrainOptions, TrainProgress, TrainReport, TrainResult, TrainRun,
+    TrainingObjective, VarianceMethod, VarianceSource, LOVE_AUTO_MIN_TRAIN, LOVE_DEFAULT_RANK,
+};
 pub use error::{ModelError, Result};
-pub use exact::{
-    train, ExactGp, FitOptions, Prediction, TrainOptions, TrainReport, TrainRun, Trained,
+pub use exact::{ExactGp, FitOptions};
+pub use gsgp::{Gsgp, GsgpOptions, GsgpSolver};
+pub use iterative::{IterativeGp, IterativeOptions, KernelColumns};
+pub use optim::{
+    adam, adam_observed, lbfgs, lbfgs_observed, AdamOptions, ConvergenceReason, LbfgsOptions,
+    OptimResult,
 };
-pub use gsgp::{Gsgp, GsgpOptions, GsgpSolver, GsgpTrainOptions, GsgpTrained};
-pub use iterative::{
-    IterativeGp, IterativeOptimizer, IterativeOptions, IterativeTrainOptions, IterativeTrained,
-    KernelColumns, LmlEstimate, PhaseTimes, SolveReport,
-};
-pub use optim::{adam, lbfgs, AdamOptions, ConvergenceReason, LbfgsOptions, OptimResult};
-pub use ski::{
-    LoveCache, LoveOptions, LoveStart, Ski, SkiMemory, SkiOperator, SkiOptions, SkiTrainOptions,
-    SkiTrained,
-};
+pub use ski::{LoveCache, LoveOptions, LoveStart, Ski, SkiMemory, SkiOperator, SkiOptions};

@@ -390,13 +390,14 @@ fn lbfgs_training_increases_the_likelihood() {
     let mut theta = p.gsgp.log_params();
     theta[0] += 0.7;
     let start = p.gsgp.with_log_params(&theta).unwrap();
-    let opts = gp_models::GsgpTrainOptions {
-        optimizer: gp_models::IterativeOptimizer::Lbfgs(gp_models::LbfgsOptions {
+    let opts = gp_models::TrainOptions {
+        optimizer: gp_models::Optimizer::Lbfgs(gp_models::LbfgsOptions {
             max_iterations: 8,
             ..gp_models::LbfgsOptions::default()
         }),
+        ..gp_models::TrainOptions::default()
     };
-    let trained = start.optimize(&opts).unwrap();
+    let trained = gp_models::train(&start, &opts).unwrap();
     let before = start.lml_estimate().unwrap().lml;
     let after = trained.model.lml_estimate().unwrap().lml;
     assert!(after > before, "{after} ≤ {before}");

@@ -9,8 +9,8 @@ use common::toy_data;
 use faer::{Col, Mat};
 use gp_kernels::SquaredExponential;
 use gp_models::{
-    AdamOptions, ExactGp, FitOptions, IterativeGp, IterativeOptimizer, IterativeOptions,
-    IterativeTrainOptions, LbfgsOptions,
+    train, AdamOptions, ExactGp, FitOptions, IterativeGp, IterativeOptions, LbfgsOptions,
+    Optimizer, TrainOptions,
 };
 
 /// Data and a kernel whose system is moderately conditioned (noise 0.05, length scales
@@ -173,15 +173,16 @@ fn adam_training_improves_the_exact_likelihood() {
     let (x, y, _, noise) = setup(150);
     let start = SquaredExponential::new(vec![3.0, 3.0], 0.3).unwrap();
     let gp = IterativeGp::fit(start.clone(), x.as_ref(), y.as_ref(), noise).unwrap();
-    let options = IterativeTrainOptions {
-        optimizer: IterativeOptimizer::Adam(AdamOptions {
+    let options = TrainOptions {
+        optimizer: Optimizer::Adam(AdamOptions {
             learning_rate: 0.1,
             iterations: 40,
             ..AdamOptions::default()
         }),
+        ..TrainOptions::default()
     };
-    let trained = gp.optimize(&options).unwrap();
-    assert_eq!(trained.result.iterations, 40);
+    let trained = train(&gp, &options).unwrap();
+    assert_eq!(trained.report.best().unwrap().iterations, 40);
     let exact_before = ExactGp::fit(start, x.as_ref(), y.as_ref(), noise).unwrap();
     let exact_after = exact_before
         .with_log_params(&trained.model.log_params())
@@ -198,17 +199,18 @@ fn adam_training_improves_the_exact_likelihood() {
 fn lbfgs_with_fixed_probes_approaches_the_exact_optimum() {
     let (x, y, kernel, noise) = setup(120);
     let exact = ExactGp::fit(kernel.clone(), x.as_ref(), y.as_ref(), noise).unwrap();
-    let exact_opt = exact.optimize(&Default::default()).unwrap().model;
+    let exact_opt = train(&exact, &Default::default()).unwrap().model;
     let gp = IterativeGp::fit_with_options(kernel, x.as_ref(), y.as_ref(), noise, &tight(64, 15))
         .unwrap();
-    let options = IterativeTrainOptions {
-        optimizer: IterativeOptimizer::Lbfgs(LbfgsOptions {
+    let options = TrainOptions {
+        optimizer: Optimizer::Lbfgs(LbfgsOptions {
             max_iterations: 60,
             gradient_tolerance: 1e-3,
             ..LbfgsOptions::default()
         }),
+        ..TrainOptions::default()
     };
-    let trained = gp.optimize(&options).unwrap();
+    let trained = train(&gp, &options).unwrap();
     let at_iterative = exact.with_log_params(&trained.model.log_params()).unwrap();
     // The exact LML at the iterative optimum is close to the exact maximum (the estimated
     // objective differs from the exact one by a few standard errors).

@@ -3,7 +3,7 @@
 use faer::{Col, Mat};
 use gp_kernels::{Kernel, SquaredExponential};
 use gp_linalg::Cholesky;
-use gp_models::{ExactGp, TrainOptions};
+use gp_models::{train, ExactGp, TrainOptions};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
@@ -41,13 +41,15 @@ fn optimization_recovers_known_hyperparameters() {
     // Start far from the truth: length scales ×3 and ×5, variance ÷5, noise ×10.
     let start = SquaredExponential::new(vec![3.0, 3.0], 0.3).unwrap();
     let gp = ExactGp::fit(start, x.as_ref(), y.as_ref(), 1.0).unwrap();
-    let trained = gp
-        .optimize(&TrainOptions {
+    let trained = train(
+        &gp,
+        &TrainOptions {
             restarts: 2,
             seed: 7,
             ..TrainOptions::default()
-        })
-        .unwrap();
+        },
+    )
+    .unwrap();
     let model = &trained.model;
     let report = &trained.report;
     assert_eq!(report.runs.len(), 3);
@@ -117,10 +119,10 @@ fn restarts_are_reproducible_from_the_seed() {
         seed: 42,
         ..TrainOptions::default()
     };
-    let a = gp.optimize(&opts).unwrap();
-    let b = gp.optimize(&opts).unwrap();
+    let a = train(&gp, &opts).unwrap();
+    let b = train(&gp, &opts).unwrap();
     assert_eq!(a.report, b.report);
-    let c = gp.optimize(&TrainOptions { seed: 43, ..opts }).unwrap();
+    let c = train(&gp, &TrainOptions { seed: 43, ..opts }).unwrap();
     assert_ne!(a.report.runs[1].start, c.report.runs[1].start);
     // Restart starts are perturbations of the initial point; the first run starts there.
     assert_eq!(a.report.runs[0].start, gp.log_params());
@@ -129,15 +131,15 @@ fn restarts_are_reproducible_from_the_seed() {
 #[test]
 fn train_function_fits_then_optimizes() {
     let (x, y) = draw(50, 4);
-    let trained = gp_models::train(
+    let gp = ExactGp::fit_with_options(
         SquaredExponential::new(vec![2.0, 2.0], 1.0).unwrap(),
         x.as_ref(),
         y.as_ref(),
         0.5,
         &gp_models::FitOptions::default(),
-        &TrainOptions::default(),
     )
     .unwrap();
+    let trained = train(&gp, &TrainOptions::default()).unwrap();
     assert_eq!(trained.report.runs.len(), 1);
     assert!(trained.report.best().is_some());
 }

@@ -6,7 +6,7 @@ mod ski_support;
 
 use faer::{Col, Mat};
 use gp_kernels::{FactorKind, Kernel, MaternNu, ProductKernel, SquaredExponential};
-use gp_models::{AdamOptions, IterativeOptimizer, Ski, SkiOptions, SkiTrainOptions};
+use gp_models::{AdamOptions, Optimizer, Ski, SkiOptions, TrainOptions};
 use gp_solvers::Probes;
 use ski_support::{data, dense_kg, dense_w, tight, DenseSki};
 
@@ -112,14 +112,15 @@ fn training_increases_the_dense_ski_likelihood() {
     };
     let ski = Ski::fit(kernel, x.as_ref(), y.as_ref(), 0.5, &opts).unwrap();
     let before = dense_lml(&ski, &ski.log_params());
-    let train = SkiTrainOptions {
-        optimizer: IterativeOptimizer::Adam(AdamOptions {
+    let train = TrainOptions {
+        optimizer: Optimizer::Adam(AdamOptions {
             learning_rate: 0.1,
             iterations: 60,
             ..AdamOptions::default()
         }),
+        ..TrainOptions::default()
     };
-    let trained = ski.optimize(&train).unwrap();
+    let trained = gp_models::train(&ski, &train).unwrap();
     let p = trained.model.log_params();
     let after = dense_lml(&ski, &p);
     eprintln!("dense SKI LML {before} -> {after}, params {p:?}");

@@ -3,7 +3,7 @@
 //! L-BFGS fit.
 
 use gp_kernels::SquaredExponential;
-use gp_models::{ExactGp, TrainOptions};
+use gp_models::{train, ExactGp, TrainOptions};
 
 use crate::error::BenchError;
 use crate::synthetic::smooth_regression;
@@ -56,7 +56,7 @@ pub fn fit(sizes: &[usize], d: usize) -> Result<Table, BenchError> {
         let kernel = SquaredExponential::isotropic(d, 1.0, 1.0)?;
         let (t, trained) = time_once(|| {
             ExactGp::fit(kernel, x.as_ref(), y.as_ref(), 0.1)
-                .and_then(|gp| gp.optimize(&TrainOptions::default()))
+                .and_then(|gp| train(&gp, &TrainOptions::default()))
         });
         let trained = trained?;
         let (iters, evals, reason) = match trained.report.best() {

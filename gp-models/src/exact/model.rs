@@ -13,8 +13,7 @@ use crate::exact::lml::{
 use crate::exact::options::FitOptions;
 use crate::validate::{check_noise, check_training_data};
 
-/// Name of the last hyperparameter, the log noise variance.
-pub const LOG_NOISE_NAME: &str = "log_noise_variance";
+pub use crate::core::likelihood::LOG_NOISE_NAME;
 
 /// An exact Gaussian-process regression model with Gaussian noise, fitted by one dense
 /// Cholesky factorization of `K + σ²I`.

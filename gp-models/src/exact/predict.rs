@@ -18,41 +18,12 @@ use crate::validate::check_test_points;
 /// Test points per block in the mean and variance predictions.
 pub const PREDICT_BLOCK: usize = 1024;
 
-/// Mean and variances at a set of test points, from [`ExactGp::predict`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct Prediction {
-    /// Posterior mean of the latent function (and of the noisy observations).
-    pub mean: Col<f64>,
-    /// Posterior variance of the latent function `f(x*)`.
-    pub latent_variance: Col<f64>,
-    /// Posterior predictive variance of a noisy observation `y* = f(x*) + ε`: the latent
-    /// variance plus the noise variance.
-    pub variance: Col<f64>,
-}
-
-impl Prediction {
-    /// The prediction from a mean and latent variances, adding the noise variance `σ²` for
-    /// the predictive variance.
-    pub fn from_latent(mean: Col<f64>, latent_variance: Col<f64>, noise_variance: f64) -> Self {
-        let variance = with_noise(&latent_variance, noise_variance);
-        Self {
-            mean,
-            latent_variance,
-            variance,
-        }
-    }
-}
-
-/// Latent variances plus the noise variance: the predictive variances of noisy observations.
-pub(crate) fn with_noise(latent_variance: &Col<f64>, noise_variance: f64) -> Col<f64> {
-    Col::from_fn(latent_variance.nrows(), |i| {
-        latent_variance[i] + noise_variance
-    })
-}
+pub(crate) use crate::core::predict::with_noise;
+pub use crate::core::predict::Prediction;
 
 /// What a block computation should produce.
 #[derive(Clone, Copy, PartialEq)]
-enum Want {
+pub(crate) enum Want {
     Mean,
     Variance,
     Both,
@@ -118,7 +89,11 @@ impl<K: Kernel> ExactGp<K> {
     }
 
     /// Mean and/or latent variance over blocks of test rows (an unrequested output is empty).
-    fn predict_blocks(&self, x_test: MatRef<'_, f64>, want: Want) -> Result<(Col<f64>, Col<f64>)> {
+    pub(crate) fn predict_blocks(
+        &self,
+        x_test: MatRef<'_, f64>,
+        want: Want,
+    ) -> Result<(Col<f64>, Col<f64>)> {
         check_test_points(x_test, self.d)?;
         let m = x_test.nrows();
         let mut mean = Col::<f64>::zeros(if want == Want::Variance { 0 } else { m });

@@ -160,7 +160,7 @@ impl<K: Kernel> Gsgp<K> {
         self.estimate(log_det_probes, Some(trace_probes))
     }
 
-    fn draw(&self, dim: usize, seed: u64) -> Result<Probes> {
+    pub(crate) fn draw(&self, dim: usize, seed: u64) -> Result<Probes> {
         let opts = ProbeOptions {
             count: self.options.probes,
             seed,
@@ -169,7 +169,11 @@ impl<K: Kernel> Gsgp<K> {
         Ok(Probes::generate(dim, None, &opts)?)
     }
 
-    fn estimate(&self, probes: Probes, trace_probes: Option<Probes>) -> Result<LmlEstimate> {
+    pub(crate) fn estimate(
+        &self,
+        probes: Probes,
+        trace_probes: Option<Probes>,
+    ) -> Result<LmlEstimate> {
         let start = Instant::now();
         let mut times = PhaseTimes::default();
         let n = self.n_train();

@@ -44,10 +44,11 @@
 //! * [`predict`]: mean, variances, covariances;
 //! * [`lml`]: log marginal likelihood and gradient; [`log_det`]: the identity it uses;
 //! * [`love`]: rank-`k` LOVE caches by factorized Lanczos;
-//! * [`train`](mod@train): Adam / L-BFGS on the estimate;
+//! * training: [`train`](crate::train()), Adam (default) or L-BFGS on the estimate;
 //! * [`options`], [`memory`], `solve`: [`GsgpOptions`], the memory rule, the solves.
 
 mod circulant_root;
+mod interface;
 pub mod lml;
 pub mod log_det;
 pub mod love;
@@ -57,10 +58,8 @@ pub mod options;
 pub mod predict;
 mod range_lanczos;
 mod solve;
-pub mod train;
 
 pub use log_det::LogDetFactorKind;
 pub use memory::gsgp_memory;
 pub use model::Gsgp;
 pub use options::{GsgpOptions, GsgpSolver, DEFAULT_LOG_DET_DENSE_FACTOR_MAX};
-pub use train::{GsgpTrainOptions, GsgpTrained};

@@ -33,22 +33,22 @@
 //!
 //! * [`model`]: [`IterativeGp`], fitting, hyperparameters, the estimate;
 //! * [`predict`]: mean (cached `α`) and variances by CG;
-//! * [`train`](mod@train): Adam with fresh probes or L-BFGS with fixed probes;
+//! * training: [`train`](crate::train()), Adam with fresh probes (default) or L-BFGS with
+//!   fixed probes;
 //! * [`options`], [`estimate`]: [`IterativeOptions`], [`LmlEstimate`];
 //! * [`columns`]: [`KernelColumns`], the kernel matrix by columns for the pivoted Cholesky.
 
 pub mod columns;
 mod derivatives;
 pub mod estimate;
+mod interface;
 mod lml;
 pub mod model;
 pub mod options;
 pub mod predict;
-pub mod train;
 
 pub use columns::KernelColumns;
 pub use estimate::{LmlEstimate, PhaseTimes, SolveReport};
 pub use model::IterativeGp;
 pub use options::IterativeOptions;
 pub use predict::VARIANCE_BLOCK;
-pub use train::{IterativeOptimizer, IterativeTrainOptions, IterativeTrained};

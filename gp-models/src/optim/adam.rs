@@ -8,6 +8,8 @@
 //! A failed evaluation (error or non-finite value) at a new point halves the step back
 //! towards the previous point, up to [`AdamOptions::max_retries`] times in a row.
 
+use std::ops::ControlFlow;
+
 use crate::error::{ModelError, Result};
 use crate::optim::evaluator::Evaluator;
 use crate::optim::result::{inf_norm, ConvergenceReason, OptimResult, TrajectoryPoint};
@@ -94,6 +96,23 @@ pub fn adam<F>(objective: F, x0: &[f64], options: &AdamOptions) -> Result<OptimR
 where
     F: FnMut(&[f64]) -> Result<(f64, Vec<f64>)>,
 {
+    adam_observed(objective, x0, options, &mut |_| ControlFlow::Continue(()))
+}
+
+/// [`adam`] with an observer called after every step with the new trajectory point (not
+/// for the starting point); returning [`ControlFlow::Break`] stops the run with
+/// [`ConvergenceReason::Stopped`] at that point.
+///
+/// Errors as [`adam`].
+pub fn adam_observed<F>(
+    objective: F,
+    x0: &[f64],
+    options: &AdamOptions,
+    observer: &mut dyn FnMut(&TrajectoryPoint) -> ControlFlow<()>,
+) -> Result<OptimResult>
+where
+    F: FnMut(&[f64]) -> Result<(f64, Vec<f64>)>,
+{
     options.validate()?;
     let dim = x0.len();
     let mut eval = Evaluator::new(objective, dim);
@@ -158,8 +177,17 @@ where
             grad_norm: inf_norm(&g),
             evaluations: eval.evaluations,
         });
+        if let Some(point) = trajectory.last() {
+            if observer(point).is_break() {
+                reason = ConvergenceReason::Stopped;
+                break;
+            }
+        }
     }
-    if options.gradient_tolerance > 0.0 && inf_norm(&g) <= options.gradient_tolerance {
+    if reason != ConvergenceReason::Stopped
+        && options.gradient_tolerance > 0.0
+        && inf_norm(&g) <= options.gradient_tolerance
+    {
         reason = ConvergenceReason::GradientTolerance;
     }
     Ok(OptimResult {

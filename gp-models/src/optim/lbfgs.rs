@@ -17,6 +17,7 @@
 //!   [`line_search`](crate::optim::line_search).
 
 use std::collections::VecDeque;
+use std::ops::ControlFlow;
 
 use crate::error::{ModelError, Result};
 use crate::optim::evaluator::Evaluator;
@@ -143,6 +144,23 @@ pub fn lbfgs<F>(objective: F, x0: &[f64], options: &LbfgsOptions) -> Result<Opti
 where
     F: FnMut(&[f64]) -> Result<(f64, Vec<f64>)>,
 {
+    lbfgs_observed(objective, x0, options, &mut |_| ControlFlow::Continue(()))
+}
+
+/// [`lbfgs`] with an observer called after every iteration with the new trajectory point
+/// (not for the starting point); returning [`ControlFlow::Break`] stops the run with
+/// [`ConvergenceReason::Stopped`] at that point.
+///
+/// Errors as [`lbfgs`].
+pub fn lbfgs_observed<F>(
+    objective: F,
+    x0: &[f64],
+    options: &LbfgsOptions,
+    observer: &mut dyn FnMut(&TrajectoryPoint) -> ControlFlow<()>,
+) -> Result<OptimResult>
+where
+    F: FnMut(&[f64]) -> Result<(f64, Vec<f64>)>,
+{
     options.validate()?;
     let mut eval = Evaluator::new(objective, x0.len());
     let (mut f, mut g) = eval.eval_start(x0)?;
@@ -224,6 +242,11 @@ where
             grad_norm: inf_norm(&g),
             evaluations: eval.evaluations,
         });
+        if let Some(point) = trajectory.last() {
+            if observer(point).is_break() {
+                break ConvergenceReason::Stopped;
+            }
+        }
         let scale = f_prev.abs().max(f.abs()).max(1.0);
         if (f_prev - f) / scale <= options.function_tolerance
             && inf_norm(&g) > options.gradient_tolerance

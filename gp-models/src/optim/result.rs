@@ -2,6 +2,7 @@
 
 /// Why an optimizer stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConvergenceReason {
     /// The largest absolute gradient component fell below the gradient tolerance (for an
     /// unconstrained problem the projected gradient is the gradient).
@@ -17,6 +18,21 @@ pub enum ConvergenceReason {
     /// steepest-descent direction (the current point is returned; it is usually as good
     /// as floating point allows, or the objective fails everywhere nearby).
     LineSearchFailed,
+    /// The observer asked to stop (an early stop by the caller).
+    Stopped,
+}
+
+impl std::fmt::Display for ConvergenceReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::GradientTolerance => "gradient tolerance met",
+            Self::FunctionTolerance => "function tolerance met",
+            Self::MaxIterations => "iteration limit reached",
+            Self::MaxEvaluations => "evaluation limit reached",
+            Self::LineSearchFailed => "line search failed",
+            Self::Stopped => "stopped by the observer",
+        })
+    }
 }
 
 impl ConvergenceReason {

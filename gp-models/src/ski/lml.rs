@@ -73,7 +73,7 @@ impl<K: Kernel> Ski<K> {
         self.estimate(probes, false)
     }
 
-    fn draw_probes(&self, seed: u64) -> Result<Probes> {
+    pub(crate) fn draw_probes(&self, seed: u64) -> Result<Probes> {
         let opts = ProbeOptions {
             count: self.options.probes,
             seed,
@@ -82,7 +82,7 @@ impl<K: Kernel> Ski<K> {
         Ok(Probes::generate(self.n_train(), None, &opts)?)
     }
 
-    fn estimate(&self, probes: Probes, with_grad: bool) -> Result<LmlEstimate> {
+    pub(crate) fn estimate(&self, probes: Probes, with_grad: bool) -> Result<LmlEstimate> {
         let start = Instant::now();
         let mut times = PhaseTimes::default();
         let n = self.n_train();

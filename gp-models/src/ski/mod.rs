@@ -29,11 +29,12 @@
 //! * [`predict`]: mean (grid cache), variances and covariances by solves;
 //! * [`love`]: the rank-`k` LOVE cache;
 //! * [`lml`]: the SLQ log marginal likelihood and its gradient;
-//! * [`train`](mod@train): Adam / L-BFGS on the estimate;
+//! * training: [`train`](crate::train()), Adam (default) or L-BFGS on the estimate;
 //! * [`grid_kernel`], [`operator`], [`options`], [`memory`]: `K_G`, `W M Wᵀ + cI`,
 //!   [`SkiOptions`], the memory rule.
 
 pub mod grid_kernel;
+pub(crate) mod interface;
 pub mod lml;
 pub mod love;
 pub mod memory;
@@ -42,7 +43,6 @@ pub mod operator;
 pub mod options;
 pub mod predict;
 pub(crate) mod stencil;
-pub mod train;
 
 pub use grid_kernel::GridKernel;
 pub use love::{LoveCache, LoveOptions, LoveStart};
@@ -50,4 +50,3 @@ pub use memory::{SkiMemory, DEFAULT_MEMORY_CAP};
 pub use model::Ski;
 pub use operator::SkiOperator;
 pub use options::SkiOptions;
-pub use train::{SkiTrainOptions, SkiTrained};

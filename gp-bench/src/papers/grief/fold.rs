@@ -4,7 +4,7 @@
 
 use faer::Col;
 use gp_kernels::SquaredExponential;
-use gp_models::{ExactGp, LbfgsOptions, TrainOptions};
+use gp_models::{ExactGp, LbfgsOptions, Optimizer, TrainOptions};
 
 use crate::data::{Dataset, Split, Standardizer};
 use crate::error::BenchError;
@@ -76,15 +76,18 @@ pub fn run_fold(
         let d = data.dim();
         let kernel = SquaredExponential::isotropic(d, (d as f64).sqrt(), 1.0)?;
         let gp = ExactGp::fit(kernel, x.as_ref(), y.as_ref(), 0.5)?;
-        let trained = gp.optimize(&TrainOptions {
-            lbfgs: LbfgsOptions {
-                max_iterations: options.max_iterations,
-                ..LbfgsOptions::default()
+        let trained = gp_models::train(
+            &gp,
+            &TrainOptions {
+                optimizer: Optimizer::Lbfgs(LbfgsOptions {
+                    max_iterations: options.max_iterations,
+                    ..LbfgsOptions::default()
+                }),
+                restarts: options.restarts,
+                seed: options.seed,
+                ..TrainOptions::default()
             },
-            restarts: options.restarts,
-            seed: options.seed,
-            ..TrainOptions::default()
-        })?;
+        )?;
         let pred = trained.model.predict(x_test.as_ref())?;
         Ok((st, trained, pred))
     });

@@ -1,0 +1,14 @@
+//! The names most programs need, in one import: `use gp_models::prelude::*;`.
+//!
+//! The models, their options, the common interface ([`GpModel`], [`PredictRequest`],
+//! [`LmlRequest`], [`train`]) and the error type. Kernels come from `gp_kernels`.
+
+pub use crate::core::{
+    train, train_observed, Gaussian, GpModel, Likelihood, LmlEstimate, LmlRequest, Optimizer,
+    PredictOutput, PredictRequest, Prediction, ProbeSource, TrainOptions, TrainResult,
+    VarianceMethod,
+};
+pub use crate::error::{ModelError, Result};
+pub use crate::{
+    ExactGp, FitOptions, Gsgp, GsgpOptions, IterativeGp, IterativeOptions, Ski, SkiOptions,
+};

@@ -1,0 +1,168 @@
+//! [`Ski`] as a [`GpModel`], and the LOVE path of predictions shared with GSGP.
+
+use faer::{Col, Mat, MatRef};
+use gp_kernels::Kernel;
+use gp_solvers::Probes;
+
+use crate::core::summary::write_summary;
+use crate::core::{
+    Gaussian, GpModel, LatentPrediction, LmlEstimate, LmlRequest, PredictRequest, ProbeSource,
+    VarianceSource,
+};
+use crate::error::{ModelError, Result};
+use crate::ski::love::{LoveCache, LoveOptions};
+use crate::ski::model::Ski;
+
+/// LOVE options of rank `rank` (the other settings as [`LoveOptions::default`]), refusing
+/// rank 0.
+pub(crate) fn love_options(rank: usize) -> Result<LoveOptions> {
+    if rank == 0 {
+        return Err(ModelError::InvalidOption {
+            name: "VarianceMethod::Love::rank",
+            reason: "must be at least 1".into(),
+        });
+    }
+    Ok(LoveOptions {
+        rank,
+        ..LoveOptions::default()
+    })
+}
+
+/// Variances (and the covariance, if `covariance`) of the test points from a LOVE cache.
+pub(crate) fn love_variances(
+    cache: &LoveCache,
+    x_test: MatRef<'_, f64>,
+    covariance: bool,
+) -> Result<(Col<f64>, Option<Mat<f64>>, VarianceSource)> {
+    let source = VarianceSource::Love { rank: cache.rank() };
+    if covariance {
+        let cov = cache.latent_covariance(x_test)?;
+        let var = Col::from_fn(cov.nrows(), |i| cov[(i, i)].max(0.0));
+        Ok((var, Some(cov), source))
+    } else {
+        Ok((cache.latent_variance(x_test)?, None, source))
+    }
+}
+
+/// The one set of probes of a SKI-style estimate (log determinant and traces alike).
+pub(crate) fn single_probe_set(probes: &ProbeSource) -> Option<&Probes> {
+    match probes {
+        ProbeSource::Given { log_det, .. } => Some(log_det),
+        _ => None,
+    }
+}
+
+impl<K: Kernel + Clone + Send + Sync> GpModel for Ski<K> {
+    type Likelihood = Gaussian;
+
+    fn model_name(&self) -> &'static str {
+        "Ski"
+    }
+
+    fn n_train(&self) -> usize {
+        Ski::n_train(self)
+    }
+
+    fn input_dim(&self) -> usize {
+        Ski::input_dim(self)
+    }
+
+    fn likelihood(&self) -> Gaussian {
+        Gaussian::validated(self.noise_variance)
+    }
+
+    fn param_names(&self) -> Vec<String> {
+        Ski::param_names(self)
+    }
+
+    fn log_params(&self) -> Vec<f64> {
+        Ski::log_params(self)
+    }
+
+    fn with_log_params(&self, log_params: &[f64]) -> Result<Self> {
+        Ski::with_log_params(self, log_params)
+    }
+
+    /// The mean from the grid cache (`O(4^d)` per point); variances and the covariance by
+    /// CG solves or, for [`VarianceMethod::Auto`](crate::VarianceMethod::Auto) above
+    /// [`LOVE_AUTO_MIN_TRAIN`](crate::LOVE_AUTO_MIN_TRAIN) points and for
+    /// [`VarianceMethod::Love`](crate::VarianceMethod::Love), from a LOVE cache built for
+    /// the call.
+    fn predict_latent(
+        &self,
+        x_test: MatRef<'_, f64>,
+        request: &PredictRequest,
+    ) -> Result<LatentPrediction> {
+        let mean = self.predict_mean(x_test)?;
+        let mean_solve = if x_test.nrows() > 0 {
+            Some(self.alpha_report()?.clone())
+        } else {
+            None
+        };
+        if !request.wants_variance() {
+            return Ok(LatentPrediction::new(mean, None, None, None, mean_solve));
+        }
+        let (variance, covariance, source) = match request.love_rank(self.n_train()) {
+            Some(rank) => {
+                let cache = self.love(&love_options(rank)?)?;
+                love_variances(&cache, x_test, request.wants_covariance())?
+            }
+            None if request.wants_covariance() => {
+                let cov = self.predict_latent_covariance(x_test)?;
+                let var = Col::from_fn(cov.nrows(), |i| cov[(i, i)].max(0.0));
+                (var, Some(cov), VarianceSource::Solves)
+            }
+            None => (
+                self.predict_latent_variance(x_test)?,
+                None,
+                VarianceSource::Solves,
+            ),
+        };
+        Ok(LatentPrediction::new(
+            mean,
+            Some(variance),
+            covariance,
+            Some(source),
+            mean_solve,
+        ))
+    }
+
+    /// The SLQ estimate (one batched CG on `[y | z₁..z_t]`) and, if requested, the
+    /// Hutchinson gradient from the same probes; given probes are `n × t`.
+    fn lml(&self, request: &LmlRequest) -> Result<LmlEstimate> {
+        let probes = match (&request.probes, single_probe_set(&request.probes)) {
+            (_, Some(given)) => given.clone(),
+            (ProbeSource::Seed(seed), None) => self.draw_probes(*seed)?,
+            _ => self.draw_probes(self.options.seed)?,
+        };
+        self.estimate(probes, request.gradient)
+    }
+
+    fn has_exact_lml(&self) -> bool {
+        false
+    }
+
+    fn probe_seed(&self) -> u64 {
+        self.options.seed
+    }
+}
+
+impl<K: Kernel + Clone + Send + Sync> std::fmt::Display for Ski<K> {
+    /// The summary: data shape, grid, solver settings, hyperparameters.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let o = &self.options;
+        let details = vec![
+            format!(
+                "grid {:?} ({} points), {} interpolation",
+                self.grid().sizes(),
+                self.grid().num_points(),
+                o.scheme.name()
+            ),
+            format!(
+                "CG, {} probes, tolerance {:e} (likelihood) / {:e} (prediction)",
+                o.probes, o.cg_tolerance, o.prediction_tolerance
+            ),
+        ];
+        write_summary(f, self, &details)
+    }
+}
