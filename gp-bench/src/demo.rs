@@ -4,6 +4,7 @@
 use faer::{Col, ColRef};
 use gp_kernels::{Kernel, SquaredExponential};
 use gp_models::{train, ExactGp, TrainOptions};
+use gp_models::{GpModel, PredictRequest};
 
 use crate::error::BenchError;
 use crate::synthetic::gp_regression;
@@ -118,7 +119,8 @@ pub fn run(options: &DemoOptions) -> Result<DemoReport, BenchError> {
         ]);
     }
 
-    let (predict_time, pred) = time_once(|| gp.predict(data.x_test.as_ref()));
+    let (predict_time, pred) =
+        time_once(|| gp.predict(data.x_test.as_ref(), &PredictRequest::default()));
     let pred = pred?;
     let latent_rmse = rmse(pred.mean.as_ref(), data.f_test.as_ref());
     let inside = (0..options.n_test)

@@ -28,7 +28,7 @@
 //! ```
 //! use faer::{Col, Mat};
 //! use gp_kernels::SquaredExponential;
-//! use gp_models::{train, ExactGp, TrainOptions};
+//! use gp_models::{train, ExactGp, GpModel, PredictRequest, TrainOptions};
 //!
 //! // 40 noisy observations of sin(x) on [0, 8].
 //! let x = Mat::from_fn(40, 1, |i, _| i as f64 * 0.2);
@@ -45,7 +45,7 @@
 //!
 //! // Predict.
 //! let x_test = Mat::from_fn(3, 1, |i, _| 1.0 + i as f64);
-//! let pred = gp.predict(x_test.as_ref())?;
+//! let pred = gp.predict(x_test.as_ref(), &PredictRequest::default())?;
 //! for i in 0..3 {
 //!     let truth = (1.0 + i as f64).sin();
 //!     assert!((pred.mean[i] - truth).abs() < 3.0 * pred.variance[i].sqrt());

@@ -6,6 +6,7 @@ use common::toy_data;
 use faer::{Col, Mat};
 use gp_kernels::SquaredExponential;
 use gp_models::{ExactGp, ModelError};
+use gp_models::{GpModel, PredictRequest};
 use proptest::prelude::*;
 
 fn se(d: usize) -> SquaredExponential {
@@ -93,7 +94,7 @@ fn wrong_test_columns() {
     ));
     assert!(gp.predict_latent_variance(xt.as_ref()).is_err());
     assert!(gp.predict_variance(xt.as_ref()).is_err());
-    assert!(gp.predict(xt.as_ref()).is_err());
+    assert!(gp.predict(xt.as_ref(), &PredictRequest::default()).is_err());
     assert!(gp.predict_covariance(xt.as_ref()).is_err());
     let mut xt = Mat::<f64>::zeros(3, 2);
     xt[(1, 0)] = f64::NAN;
@@ -206,7 +207,7 @@ proptest! {
         prop_assert_eq!(gp.predict_mean(xt.as_ref()).is_ok(), valid);
         prop_assert_eq!(gp.predict_latent_variance(xt.as_ref()).is_ok(), valid);
         prop_assert_eq!(gp.predict_variance(xt.as_ref()).is_ok(), valid);
-        prop_assert_eq!(gp.predict(xt.as_ref()).is_ok(), valid);
+        prop_assert_eq!(gp.predict(xt.as_ref(), &PredictRequest::default()).is_ok(), valid);
         prop_assert_eq!(gp.predict_covariance(xt.as_ref()).is_ok(), valid);
         if valid {
             let v = gp.predict_variance(xt.as_ref()).unwrap();

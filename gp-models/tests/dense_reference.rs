@@ -7,6 +7,7 @@ use common::*;
 use faer::Mat;
 use gp_kernels::SquaredExponential;
 use gp_models::{ExactGp, FitOptions};
+use gp_models::{GpModel, PredictRequest};
 
 const LS: [f64; 2] = [0.7, 1.3];
 const VAR: f64 = 1.7;
@@ -83,7 +84,7 @@ fn check(constant_mean: bool) {
     let ref_pv: Vec<f64> = r.latent_var.iter().map(|v| v + NOISE).collect();
     assert_close(&pv, &ref_pv, 1e-10, VAR, "predictive variance");
 
-    let pred = gp.predict(xt.as_ref()).unwrap();
+    let pred = gp.predict(xt.as_ref(), &PredictRequest::default()).unwrap();
     assert_eq!(col_vec(&pred.mean), mean);
     assert_eq!(col_vec(&pred.latent_variance), lv);
     assert_eq!(col_vec(&pred.variance), pv);
@@ -133,7 +134,7 @@ fn predictions_span_several_blocks() {
     .unwrap();
     let m = gp_models::exact::PREDICT_BLOCK + 7;
     let xt = Mat::from_fn(m, 1, |i, _| i as f64 * 3.0 / m as f64);
-    let pred = gp.predict(xt.as_ref()).unwrap();
+    let pred = gp.predict(xt.as_ref(), &PredictRequest::default()).unwrap();
     for i in [
         0,
         1,
@@ -141,7 +142,9 @@ fn predictions_span_several_blocks() {
         gp_models::exact::PREDICT_BLOCK,
         m - 1,
     ] {
-        let one = gp.predict(xt.as_ref().subrows(i, 1)).unwrap();
+        let one = gp
+            .predict(xt.as_ref().subrows(i, 1), &PredictRequest::default())
+            .unwrap();
         assert!((one.mean[0] - pred.mean[i]).abs() < 1e-12);
         assert!((one.latent_variance[0] - pred.latent_variance[i]).abs() < 1e-12);
     }

@@ -6,6 +6,7 @@ mod gsgp_support;
 
 use faer::Mat;
 use gp_linalg::DenseOperator;
+use gp_models::{GpModel, PredictRequest};
 use gp_models::{Gsgp, GsgpOptions, GsgpSolver, LoveOptions, LoveStart, Ski};
 use gp_solvers::{cg, CgOptions, Probes};
 use gsgp_support::{problem, rel_diff_col, rel_diff_mat, tests_for, DenseSki};
@@ -139,7 +140,10 @@ fn covariance_and_variance_match_ski_and_dense() {
             for i in 0..xt.nrows() {
                 assert!((v[i] - a[(i, i)].max(0.0)).abs() < 1e-9 * a.norm_max());
             }
-            let pred = p.gsgp.predict(xt.as_ref()).unwrap();
+            let pred = p
+                .gsgp
+                .predict(xt.as_ref(), &PredictRequest::default())
+                .unwrap();
             assert!((pred.variance[0] - pred.latent_variance[0] - 0.05).abs() < 1e-15);
         }
     }

@@ -12,6 +12,7 @@ use gp_models::{
     train, AdamOptions, ExactGp, FitOptions, IterativeGp, IterativeOptions, LbfgsOptions,
     Optimizer, TrainOptions,
 };
+use gp_models::{GpModel, PredictRequest};
 
 /// Data and a kernel whose system is moderately conditioned (noise 0.05, length scales
 /// comparable to the point spacing).
@@ -70,7 +71,9 @@ fn agrees_with_cholesky_model() {
     let v_it = gp.predict_variance(x_test.as_ref()).unwrap();
     let v_ex = exact.predict_variance(x_test.as_ref()).unwrap();
     assert!((&v_it - &v_ex).norm_max() <= 1e-6, "variance error");
-    let pred = gp.predict(x_test.as_ref()).unwrap();
+    let pred = gp
+        .predict(x_test.as_ref(), &PredictRequest::default())
+        .unwrap();
     assert_eq!(pred.mean, m_it);
     assert_eq!(pred.variance, v_it);
 

@@ -5,6 +5,7 @@ mod common;
 use common::toy_data;
 use faer::{Col, Mat};
 use gp_kernels::SquaredExponential;
+use gp_models::{GpModel, PredictRequest};
 use gp_models::{IterativeGp, IterativeOptions, KernelColumns, ModelError};
 use proptest::prelude::*;
 
@@ -158,12 +159,18 @@ fn bad_hyperparameters_and_test_points() {
     let mut nan = Mat::<f64>::zeros(3, 2);
     nan[(1, 0)] = f64::NAN;
     assert!(matches!(
-        gp.predict(nan.as_ref()),
+        gp.predict(nan.as_ref(), &PredictRequest::default()),
         Err(ModelError::NonFinite { row: 1, col: 0, .. })
     ));
     // Empty test sets are fine.
     let empty = Mat::<f64>::zeros(0, 2);
-    assert_eq!(gp.predict(empty.as_ref()).unwrap().mean.nrows(), 0);
+    assert_eq!(
+        gp.predict(empty.as_ref(), &PredictRequest::default())
+            .unwrap()
+            .mean
+            .nrows(),
+        0
+    );
     // The column adapter checks its points too.
     let k = se(2);
     assert!(matches!(
@@ -202,7 +209,7 @@ proptest! {
             if let Ok(est) = gp.lml_and_grad_estimate() {
                 prop_assert!(est.lml.is_finite());
             }
-            let _ = gp.predict(x.as_ref());
+            let _ = gp.predict(x.as_ref(), &PredictRequest::default());
         }
     }
 
@@ -227,7 +234,7 @@ proptest! {
         if let Ok(est) = gp.lml_and_grad_estimate() {
             prop_assert!(!est.lml.is_nan());
         }
-        if let Ok(p) = gp.predict(x.as_ref()) {
+        if let Ok(p) = gp.predict(x.as_ref(), &PredictRequest::default()) {
             prop_assert!(p.mean.iter().all(|v| !v.is_nan()));
         }
     }

@@ -5,6 +5,7 @@ mod common;
 use common::*;
 use gp_kernels::SquaredExponential;
 use gp_models::{ExactGp, FitOptions, ModelError};
+use gp_models::{GpModel, PredictRequest};
 
 fn model() -> ExactGp<SquaredExponential> {
     let (x, y) = toy_data(35, 2, 3.0, 21);
@@ -36,8 +37,8 @@ fn round_trip_reproduces_predictions_exactly() {
         assert_eq!(m.options(), gp.options());
         assert_eq!(m.log_params(), gp.log_params());
         let (a, b) = (
-            gp.predict(xt.as_ref()).unwrap(),
-            m.predict(xt.as_ref()).unwrap(),
+            gp.predict(xt.as_ref(), &PredictRequest::default()).unwrap(),
+            m.predict(xt.as_ref(), &PredictRequest::default()).unwrap(),
         );
         assert_eq!(bits(&a.mean), bits(&b.mean));
         assert_eq!(bits(&a.variance), bits(&b.variance));

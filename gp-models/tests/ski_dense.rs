@@ -7,6 +7,7 @@ mod ski_support;
 use faer::{Col, Mat};
 use gp_kernels::{FactorKind, MaternNu, ProductKernel, SquaredExponential};
 use gp_linalg::LinearOperator;
+use gp_models::{GpModel, PredictRequest};
 use gp_models::{Ski, SkiOptions};
 use gp_solvers::Probes;
 use ski_support::{data, dense_kg, test_points, tight, DenseSki};
@@ -89,7 +90,9 @@ fn mean_variance_and_covariance_match_dense_ski() {
         for i in 0..25 {
             assert!((var[i] - cov[(i, i)].max(0.0)).abs() < 1e-7, "variance {i}");
         }
-        let pred = ski.predict(xt.as_ref()).unwrap();
+        let pred = ski
+            .predict(xt.as_ref(), &PredictRequest::default())
+            .unwrap();
         for i in 0..25 {
             assert!((pred.variance[i] - var[i] - 0.05).abs() < 1e-12);
         }

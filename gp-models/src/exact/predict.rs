@@ -51,17 +51,6 @@ impl<K: Kernel> ExactGp<K> {
         Ok(with_noise(&latent, self.noise_variance))
     }
 
-    /// Mean, latent variance and predictive variance in one pass (the cross-covariance is
-    /// computed once).
-    pub fn predict(&self, x_test: MatRef<'_, f64>) -> Result<Prediction> {
-        let (mean, latent_variance) = self.predict_blocks(x_test, Want::Both)?;
-        Ok(Prediction::from_latent(
-            mean,
-            latent_variance,
-            self.noise_variance,
-        ))
-    }
-
     /// The full `m × m` posterior covariance of the latent function at the rows of
     /// `x_test`: `K(X*, X*) − K(X*, X) (K + σ²I)⁻¹ K(X, X*)` (exactly symmetric).
     pub fn predict_covariance(&self, x_test: MatRef<'_, f64>) -> Result<Mat<f64>> {

@@ -16,7 +16,6 @@ use rayon::prelude::*;
 
 use crate::error::Result;
 use crate::exact::predict::with_noise;
-use crate::exact::Prediction;
 use crate::gsgp::model::{Gsgp, MeanCache};
 use crate::gsgp::solve::factorized_report;
 use crate::iterative::{SolveReport, VARIANCE_BLOCK};
@@ -146,19 +145,6 @@ impl<K: Kernel> Gsgp<K> {
     pub fn predict_variance(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>> {
         let latent = self.predict_latent_variance(x_test)?;
         Ok(with_noise(&latent, self.noise_variance))
-    }
-
-    /// Mean, latent variance and predictive variance.
-    ///
-    /// Errors as [`predict_mean`](Self::predict_mean).
-    pub fn predict(&self, x_test: MatRef<'_, f64>) -> Result<Prediction> {
-        let mean = self.predict_mean(x_test)?;
-        let latent_variance = self.predict_latent_variance(x_test)?;
-        Ok(Prediction::from_latent(
-            mean,
-            latent_variance,
-            self.noise_variance,
-        ))
     }
 
     /// The full posterior covariance of the latent function at the rows of `x_test`

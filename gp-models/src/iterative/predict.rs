@@ -22,7 +22,6 @@ use gp_solvers::{cg, CgOptions, Preconditioner};
 use crate::cg_report::{check_breakdown, solve_report};
 use crate::error::Result;
 use crate::exact::predict::with_noise;
-use crate::exact::Prediction;
 use crate::iterative::estimate::SolveReport;
 use crate::iterative::lml::build_preconditioner;
 use crate::iterative::model::{IterativeGp, PredictionCache};
@@ -137,18 +136,5 @@ impl<K: Kernel> IterativeGp<K> {
     pub fn predict_variance(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>> {
         let latent = self.predict_latent_variance(x_test)?;
         Ok(with_noise(&latent, self.noise_variance))
-    }
-
-    /// Mean, latent variance and predictive variance.
-    ///
-    /// Errors as [`predict_mean`](Self::predict_mean).
-    pub fn predict(&self, x_test: MatRef<'_, f64>) -> Result<Prediction> {
-        let mean = self.predict_mean(x_test)?;
-        let latent_variance = self.predict_latent_variance(x_test)?;
-        Ok(Prediction::from_latent(
-            mean,
-            latent_variance,
-            self.noise_variance,
-        ))
     }
 }

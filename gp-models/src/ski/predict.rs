@@ -19,7 +19,6 @@ use gp_solvers::{cg, CgOptions};
 use crate::cg_report::{check_breakdown, solve_report};
 use crate::error::Result;
 use crate::exact::predict::with_noise;
-use crate::exact::Prediction;
 use crate::iterative::{SolveReport, VARIANCE_BLOCK};
 use crate::ski::model::{MeanCache, Ski};
 use crate::ski::stencil::{prior_covariance, prior_variance, transposed_block};
@@ -137,19 +136,6 @@ impl<K: Kernel> Ski<K> {
     pub fn predict_variance(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>> {
         let latent = self.predict_latent_variance(x_test)?;
         Ok(with_noise(&latent, self.noise_variance))
-    }
-
-    /// Mean, latent variance and predictive variance.
-    ///
-    /// Errors as [`predict_mean`](Self::predict_mean).
-    pub fn predict(&self, x_test: MatRef<'_, f64>) -> Result<Prediction> {
-        let mean = self.predict_mean(x_test)?;
-        let latent_variance = self.predict_latent_variance(x_test)?;
-        Ok(Prediction::from_latent(
-            mean,
-            latent_variance,
-            self.noise_variance,
-        ))
     }
 
     /// The full posterior covariance of the latent function at the rows of `x_test`

@@ -5,6 +5,7 @@
 use faer::Col;
 use gp_kernels::SquaredExponential;
 use gp_models::{ExactGp, LbfgsOptions, Optimizer, TrainOptions};
+use gp_models::{GpModel, PredictRequest};
 
 use crate::data::{Dataset, Split, Standardizer};
 use crate::error::BenchError;
@@ -88,7 +89,9 @@ pub fn run_fold(
                 ..TrainOptions::default()
             },
         )?;
-        let pred = trained.model.predict(x_test.as_ref())?;
+        let pred = trained
+            .model
+            .predict(x_test.as_ref(), &PredictRequest::default())?;
         Ok((st, trained, pred))
     });
     let (st, trained, pred) = out?;
