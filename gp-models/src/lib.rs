@@ -59,6 +59,7 @@
 #![warn(missing_docs)]
 
 mod cg_report;
+pub mod data;
 pub mod error;
 pub mod exact;
 pub mod gsgp;

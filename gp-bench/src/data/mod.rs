@@ -6,9 +6,11 @@ pub mod catalog;
 pub mod csv_loader;
 pub mod discovery;
 pub mod listing;
-pub mod split;
-pub mod standardize;
 pub mod wine;
+
+// The splits and the standardisation live in gp-models so that users of the models can
+// prepare data without gp-bench; they are re-exported under their old paths.
+pub use gp_models::data::{split, standardize};
 
 use std::path::PathBuf;
 
@@ -17,8 +19,9 @@ use faer::{Col, Mat};
 pub use catalog::{KnownDataset, LoadedDataset, CATALOG};
 pub use csv_loader::{load_csv, CsvOptions, TargetColumn};
 pub use discovery::{resolve_data_dir, DataDir, DataDirOrigin, DATA_DIR_ENV};
-pub use split::{k_fold, permutation, random_splits, train_test_split, Split};
-pub use standardize::Standardizer;
+pub use gp_models::data::{
+    k_fold, permutation, random_splits, train_test_split, Split, Standardizer,
+};
 
 /// Where a data set's values came from.
 #[derive(Debug, Clone, PartialEq)]
