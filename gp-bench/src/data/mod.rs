@@ -1,9 +1,10 @@
 //! Data sets: a CSV loader, seeded splits, standardization with training statistics, the
 //! discovery of the data directory, the catalogue of known data sets, the embedded red
 //! wine quality data, the gzip UCI sets with their 10 folds ([`uci`]), MNIST in IDX format
-//! ([`mnist`]).
+//! ([`mnist`]) and SHA-256 checks of the data files ([`checksum`]).
 
 pub mod catalog;
+pub mod checksum;
 pub mod csv_loader;
 pub mod discovery;
 pub mod listing;
@@ -20,6 +21,7 @@ use std::path::PathBuf;
 use faer::{Col, Mat};
 
 pub use catalog::{KnownDataset, LoadedDataset, CATALOG};
+pub use checksum::{ChecksumStatus, Checksums};
 pub use csv_loader::{load_csv, CsvOptions, TargetColumn};
 pub use discovery::{resolve_data_dir, DataDir, DataDirOrigin, DATA_DIR_ENV};
 pub use gp_models::data::{
