@@ -312,7 +312,7 @@ fn malformed_mnist_files_are_typed_errors() {
 #[test]
 fn checksums_verify_and_report_mismatches() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let (d, m) = write_uci(dir.path(), "challenger", &good_data(), &good_mask());
+    let (d, _) = write_uci(dir.path(), "challenger", &good_data(), &good_mask());
     let uci = dir.path().join("uci");
     let data_sum = sha256_file(&d).expect("hash");
     let wrong = "0".repeat(64);
@@ -359,7 +359,7 @@ fn checksums_verify_and_report_mismatches() {
         row.contains("is missing") && row.contains("file missing"),
         "{row}"
     );
-    assert!(row.contains("keggu"), "{row}");
+    assert!(row.contains("as keggu, KEGGU"), "{row}");
     assert!(mnist_files(&data_dir).to_string().contains("not verified"));
 
     // A malformed list is an error naming it.

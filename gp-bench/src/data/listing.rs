@@ -64,11 +64,13 @@ pub fn known_datasets(data_dir: &DataDir) -> Result<Table, BenchError> {
 }
 
 /// The checksum verdict of several files of one folder: `ok` when all verify, else each
-/// file's status. A missing or malformed `SHA256SUMS` is reported, never taken as `ok`.
-fn checksum_cell(sums: &Result<Checksums, BenchError>, files: &[String]) -> String {
+/// file's status; `file missing` without a data directory. A missing or malformed
+/// `SHA256SUMS` is reported, never taken as `ok`.
+fn checksum_cell(sums: Option<&Result<Checksums, BenchError>>, files: &[String]) -> String {
     let sums = match sums {
-        Ok(s) => s,
-        Err(e) => return format!("not verified: {e}"),
+        None => return "file missing".into(),
+        Some(Ok(s)) => s,
+        Some(Err(e)) => return format!("not verified: {e}"),
     };
     let statuses: Vec<(&String, ChecksumStatus)> =
         files.iter().map(|f| (f, sums.verify(f))).collect();
@@ -95,15 +97,7 @@ fn no_data_dir(what: &str) -> String {
 pub fn uci_datasets(data_dir: &DataDir) -> Table {
     let mut t = Table::new(["name", "n × d", "used by", "where", "checksum"]);
     let dir = data_dir.path.as_deref();
-    let sums = dir.map_or_else(
-        || {
-            Err(BenchError::InvalidArgument {
-                name: "data directory",
-                reason: "none found".into(),
-            })
-        },
-        |d| Checksums::read(&d.join(UCI_DIR)),
-    );
+    let sums = dir.map(|d| Checksums::read(&d.join(UCI_DIR)));
     for k in UCI_CATALOG {
         let aliases: Vec<&str> = UCI_ALIASES
             .iter()
@@ -149,7 +143,7 @@ pub fn uci_datasets(data_dir: &DataDir) -> Table {
             size,
             used_by,
             place,
-            checksum_cell(&sums, &files),
+            checksum_cell(sums.as_ref(), &files),
         ]);
     }
     t
@@ -160,15 +154,7 @@ pub fn uci_datasets(data_dir: &DataDir) -> Table {
 pub fn mnist_files(data_dir: &DataDir) -> Table {
     let mut t = Table::new(["name", "n × d", "used by", "where", "checksum"]);
     let dir = data_dir.path.as_deref();
-    let sums = dir.map_or_else(
-        || {
-            Err(BenchError::InvalidArgument {
-                name: "data directory",
-                reason: "none found".into(),
-            })
-        },
-        |d| Checksums::read(&d.join(MNIST_DIR)),
-    );
+    let sums = dir.map(|d| Checksums::read(&d.join(MNIST_DIR)));
     for split in MnistSplit::ALL {
         let (images, labels) = split.file_names();
         let documented = format!("{} × {MNIST_PIXELS}", split.documented_len());
@@ -187,11 +173,7 @@ pub fn mnist_files(data_dir: &DataDir) -> Table {
             }
             Some((_, Err(e))) => (documented, format!("unreadable: {e}")),
         };
-        let checksum = if dir.is_some() {
-            checksum_cell(&sums, &[images.to_string(), labels.to_string()])
-        } else {
-            "file missing".into()
-        };
+        let checksum = checksum_cell(sums.as_ref(), &[images.to_string(), labels.to_string()]);
         t.row([
             format!("mnist {}", split.label()),
             size,

@@ -86,8 +86,8 @@ pub const UCI_CATALOG: &[UciKnown] = &[
     uci("keggundirected", 63608, 27, BOTH),
 ];
 
-/// The papers' names for UCI sets (GP-GRIEF's and RR-CG's) and the folder each means.
-/// Names are matched without regard to case, so RR-CG's `KEGGU` and GRIEF's `keggu` agree.
+/// The papers' names for UCI sets, spelled as each paper does (GP-GRIEF's lower-case ones,
+/// then RR-CG's), and the folder each means. Names are matched without regard to case.
 pub const UCI_ALIASES: &[(&str, &str)] = &[
     ("slump", "concreteslump"),
     ("automobile", "autos"),
@@ -95,8 +95,9 @@ pub const UCI_ALIASES: &[(&str, &str)] = &[
     ("hardware", "machine"),
     ("pumadyn", "pumadyn32nm"),
     ("keggu", "keggundirected"),
-    ("poltele", "pol"),
-    ("kegg", "keggdirected"),
+    ("PolTele", "pol"),
+    ("KEGG", "keggdirected"),
+    ("KEGGU", "keggundirected"),
 ];
 
 /// Looks a UCI set up by its folder name or a paper's name for it (any case).
@@ -106,7 +107,7 @@ pub fn uci_known(name: &str) -> Result<&'static UciKnown, BenchError> {
     let lower = name.to_ascii_lowercase();
     let canonical = UCI_ALIASES
         .iter()
-        .find(|(alias, _)| *alias == lower)
+        .find(|(alias, _)| alias.eq_ignore_ascii_case(name))
         .map_or(lower.as_str(), |(_, target)| target);
     UCI_CATALOG
         .iter()
