@@ -101,6 +101,32 @@ pub enum BenchError {
         /// What is wrong.
         reason: String,
     },
+    /// A gzip-compressed data file cannot be decompressed: not gzip at all, a corrupt
+    /// deflate stream, a checksum that does not match, or a file cut short.
+    #[error("{}: cannot decompress (not gzip, corrupt or truncated): {reason}", path.display())]
+    BadGzip {
+        /// The file.
+        path: PathBuf,
+        /// The decoder's reason.
+        reason: String,
+    },
+    /// An IDX file (MNIST) is malformed: a wrong magic number or dimensions, a header count
+    /// that does not match the bytes present, or a value out of range.
+    #[error("{}: bad IDX file: {reason}", path.display())]
+    BadIdx {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A `SHA256SUMS` file cannot be read or has a line not in `sha256sum` format.
+    #[error("{}: bad checksum list: {reason}", path.display())]
+    BadChecksumList {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     /// A data set has the wrong shape for what it is used for.
     #[error("data set `{name}`: {reason}")]
     BadData {

@@ -270,6 +270,11 @@ fn run(cli: Cli) -> Result<bool, BenchError> {
             let (dir, _) = data_dir(explicit)?;
             println!("data directory: {}\n", dir.describe());
             println!("## Real data sets\n\n{}", listing::known_datasets(&dir)?);
+            println!(
+                "## UCI sets with 10 train/test folds (uci/)\n\n{}",
+                listing::uci_datasets(&dir)
+            );
+            println!("## MNIST (mnist/)\n\n{}", listing::mnist_files(&dir));
             println!("## Synthetic generators\n\n{}", listing::generators());
             Ok(true)
         }

@@ -60,6 +60,7 @@
 
 mod cg_report;
 pub mod core;
+pub mod data;
 pub mod error;
 pub mod exact;
 pub mod gsgp;

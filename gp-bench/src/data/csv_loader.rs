@@ -1,6 +1,7 @@
 //! A numeric CSV loader: a header row, one data point per line, every cell a finite number.
 
 use std::fs::File;
+use std::io::Read;
 use std::path::Path;
 
 use faer::{Col, Mat};
@@ -80,44 +81,10 @@ pub fn load_csv(path: &Path, options: &CsvOptions) -> Result<Dataset, BenchError
         }
     };
     let ncols = headers.len();
-    let mut values: Vec<f64> = Vec::new();
-    let mut record = csv::StringRecord::new();
-    let mut line: u64 = 1;
-    loop {
-        let more = reader
-            .read_record(&mut record)
-            .map_err(|e| bad(format!("after line {line}: {e}")))?;
-        if !more {
-            break;
-        }
-        line = record.position().map_or(line + 1, |p| p.line());
-        if record.len() != ncols {
-            return Err(BenchError::RaggedRow {
-                path: path.to_path_buf(),
-                line,
-                expected: ncols,
-                found: record.len(),
-            });
-        }
-        for (j, cell) in record.iter().enumerate() {
-            let text = cell.trim();
-            let v: f64 = text.parse().map_err(|_| BenchError::NonNumeric {
-                path: path.to_path_buf(),
-                line,
-                column: headers[j].clone(),
-                value: text.to_string(),
-            })?;
-            if !v.is_finite() {
-                return Err(BenchError::NonFinite {
-                    path: path.to_path_buf(),
-                    line,
-                    column: headers[j].clone(),
-                    value: text.to_string(),
-                });
-            }
-            values.push(v);
-        }
-    }
+    let (values, _) =
+        read_numeric_records(&mut reader, path, Some(ncols), ReadErrors::Csv, &|j| {
+            headers[j].clone()
+        })?;
     let n = values.len() / ncols;
     if n == 0 {
         return Err(bad(format!(
@@ -138,4 +105,81 @@ pub fn load_csv(path: &Path, options: &CsvOptions) -> Result<Dataset, BenchError
         target_name: headers[target].clone(),
         origin: DataOrigin::File(path.to_path_buf()),
     })
+}
+
+/// How a failure to read the underlying bytes is reported by [`read_numeric_records`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadErrors {
+    /// A plain file: [`BenchError::BadCsv`].
+    Csv,
+    /// A gzip stream: the decoder failed, so [`BenchError::BadGzip`].
+    Gzip,
+}
+
+/// Reads every remaining record of `reader` as finite numbers, row-major, and returns them
+/// with the number of columns. `ncols` is the header's width when there is a header; without
+/// one (`None`) the first record sets it (0 when there are no records). `column` names
+/// column `j` in error messages. Shared by the CSV loader and the headerless gzip files, so
+/// both report ragged rows and bad cells alike.
+///
+/// Errors: [`BenchError::RaggedRow`], [`BenchError::NonNumeric`], [`BenchError::NonFinite`],
+/// and [`BenchError::BadCsv`] or [`BenchError::BadGzip`] (per `read_errors`) when the bytes
+/// cannot be read.
+pub(crate) fn read_numeric_records<R: Read>(
+    reader: &mut csv::Reader<R>,
+    path: &Path,
+    mut ncols: Option<usize>,
+    read_errors: ReadErrors,
+    column: &dyn Fn(usize) -> String,
+) -> Result<(Vec<f64>, usize), BenchError> {
+    let mut values: Vec<f64> = Vec::new();
+    let mut record = csv::StringRecord::new();
+    let mut line: u64 = u64::from(ncols.is_some());
+    loop {
+        let more = reader.read_record(&mut record).map_err(|e| {
+            let reason = format!("after line {line}: {e}");
+            match (read_errors, e.kind()) {
+                (ReadErrors::Gzip, csv::ErrorKind::Io(_)) => BenchError::BadGzip {
+                    path: path.to_path_buf(),
+                    reason,
+                },
+                _ => BenchError::BadCsv {
+                    path: path.to_path_buf(),
+                    reason,
+                },
+            }
+        })?;
+        if !more {
+            break;
+        }
+        line = record.position().map_or(line + 1, |p| p.line());
+        let expected = *ncols.get_or_insert(record.len());
+        if record.len() != expected {
+            return Err(BenchError::RaggedRow {
+                path: path.to_path_buf(),
+                line,
+                expected,
+                found: record.len(),
+            });
+        }
+        for (j, cell) in record.iter().enumerate() {
+            let text = cell.trim();
+            let v: f64 = text.parse().map_err(|_| BenchError::NonNumeric {
+                path: path.to_path_buf(),
+                line,
+                column: column(j),
+                value: text.to_string(),
+            })?;
+            if !v.is_finite() {
+                return Err(BenchError::NonFinite {
+                    path: path.to_path_buf(),
+                    line,
+                    column: column(j),
+                    value: text.to_string(),
+                });
+            }
+            values.push(v);
+        }
+    }
+    Ok((values, ncols.unwrap_or(0)))
 }

@@ -2,6 +2,11 @@
 //! whether it is real or a synthetic stand-in; and the synthetic generators.
 
 use super::catalog::{load_known, CATALOG};
+use super::checksum::{ChecksumStatus, Checksums};
+use super::mnist::{load_mnist, MnistSplit, MNIST_DIR, MNIST_PIXELS};
+use super::uci::{
+    load_uci_files, uci_paths, UCI_ALIASES, UCI_CATALOG, UCI_DATA_FILE, UCI_DIR, UCI_MASK_FILE,
+};
 use super::DataDir;
 use crate::error::BenchError;
 use crate::table::Table;
@@ -56,6 +61,128 @@ pub fn known_datasets(data_dir: &DataDir) -> Result<Table, BenchError> {
         ]);
     }
     Ok(t)
+}
+
+/// The checksum verdict of several files of one folder: `ok` when all verify, else each
+/// file's status; `file missing` without a data directory. A missing or malformed
+/// `SHA256SUMS` is reported, never taken as `ok`.
+fn checksum_cell(sums: Option<&Result<Checksums, BenchError>>, files: &[String]) -> String {
+    let sums = match sums {
+        None => return "file missing".into(),
+        Some(Ok(s)) => s,
+        Some(Err(e)) => return format!("not verified: {e}"),
+    };
+    let statuses: Vec<(&String, ChecksumStatus)> =
+        files.iter().map(|f| (f, sums.verify(f))).collect();
+    if statuses.iter().all(|(_, s)| s.is_ok()) {
+        return "ok".into();
+    }
+    statuses
+        .iter()
+        .map(|(f, s)| format!("{f}: {s}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The `where` cell of a set when there is no data directory at all.
+fn no_data_dir(what: &str) -> String {
+    format!("{what}: no data directory (give --data-dir or set GP_DATA_DIR)")
+}
+
+/// One row per UCI set of the data directory's README: the shape found (and the documented
+/// one when they differ), the papers that use it (and their names for it), where it was
+/// found, and whether both files match `uci/SHA256SUMS`.
+///
+/// A missing or unreadable set is reported in its row, not as an error.
+pub fn uci_datasets(data_dir: &DataDir) -> Table {
+    let mut t = Table::new(["name", "n × d", "used by", "where", "checksum"]);
+    let dir = data_dir.path.as_deref();
+    let sums = dir.map(|d| Checksums::read(&d.join(UCI_DIR)));
+    for k in UCI_CATALOG {
+        let aliases: Vec<&str> = UCI_ALIASES
+            .iter()
+            .filter(|(_, target)| *target == k.name)
+            .map(|(alias, _)| *alias)
+            .collect();
+        let used_by = if aliases.is_empty() {
+            k.used_by.to_string()
+        } else {
+            format!("{} (as {})", k.used_by, aliases.join(", "))
+        };
+        let documented = format!("{} × {}", k.n, k.d);
+        let Some(dir) = dir else {
+            t.row([
+                k.name.to_string(),
+                documented,
+                used_by,
+                no_data_dir(&format!("{UCI_DIR}/{}", k.name)),
+                "file missing".into(),
+            ]);
+            continue;
+        };
+        let (data_path, mask_path) = uci_paths(k.name, dir);
+        let folder = dir.join(UCI_DIR).join(k.name).display().to_string();
+        let (size, place) = match load_uci_files(k.name, &data_path, &mask_path) {
+            Ok(set) if set.data.len() == k.n && set.data.dim() == k.d => (documented, folder),
+            Ok(set) => (
+                format!(
+                    "{} × {} (documented {documented})",
+                    set.data.len(),
+                    set.data.dim()
+                ),
+                folder,
+            ),
+            Err(BenchError::MissingFile { path, .. }) => {
+                (documented, format!("{} is missing", path.display()))
+            }
+            Err(e) => (documented, format!("unreadable: {e}")),
+        };
+        let files = [UCI_DATA_FILE, UCI_MASK_FILE].map(|f| format!("{}/{f}", k.name));
+        t.row([
+            k.name.to_string(),
+            size,
+            used_by,
+            place,
+            checksum_cell(sums.as_ref(), &files),
+        ]);
+    }
+    t
+}
+
+/// One row per MNIST split: images × pixels found, the paper that uses it, where it was
+/// found, and whether both files match `mnist/SHA256SUMS`.
+pub fn mnist_files(data_dir: &DataDir) -> Table {
+    let mut t = Table::new(["name", "n × d", "used by", "where", "checksum"]);
+    let dir = data_dir.path.as_deref();
+    let sums = dir.map(|d| Checksums::read(&d.join(MNIST_DIR)));
+    for split in MnistSplit::ALL {
+        let (images, labels) = split.file_names();
+        let documented = format!("{} × {MNIST_PIXELS}", split.documented_len());
+        let (size, place) = match dir.map(|d| (d, load_mnist(split, d))) {
+            None => (documented, no_data_dir(MNIST_DIR)),
+            Some((d, Ok(m))) => {
+                let size = if m.len() == split.documented_len() {
+                    documented
+                } else {
+                    format!("{} × {MNIST_PIXELS} (documented {documented})", m.len())
+                };
+                (size, d.join(MNIST_DIR).display().to_string())
+            }
+            Some((_, Err(BenchError::MissingFile { path, .. }))) => {
+                (documented, format!("{} is missing", path.display()))
+            }
+            Some((_, Err(e))) => (documented, format!("unreadable: {e}")),
+        };
+        let checksum = checksum_cell(sums.as_ref(), &[images.to_string(), labels.to_string()]);
+        t.row([
+            format!("mnist {}", split.label()),
+            size,
+            "IterNCGP (MNIST)".into(),
+            place,
+            checksum,
+        ]);
+    }
+    t
 }
 
 /// The synthetic generators of [`crate::synthetic`] and the papers that use them.

@@ -1,24 +1,34 @@
 //! Data sets: a CSV loader, seeded splits, standardization with training statistics, the
-//! discovery of the data directory, the catalogue of known data sets and the embedded red
-//! wine quality data.
+//! discovery of the data directory, the catalogue of known data sets, the embedded red
+//! wine quality data, the gzip UCI sets with their 10 folds ([`uci`]), MNIST in IDX format
+//! ([`mnist`]) and SHA-256 checks of the data files ([`checksum`]).
 
 pub mod catalog;
+pub mod checksum;
 pub mod csv_loader;
 pub mod discovery;
 pub mod listing;
-pub mod split;
-pub mod standardize;
+pub mod mnist;
+pub mod uci;
 pub mod wine;
+
+// The splits and the standardisation live in gp-models so that users of the models can
+// prepare data without gp-bench; they are re-exported under their old paths.
+pub use gp_models::data::{split, standardize};
 
 use std::path::PathBuf;
 
 use faer::{Col, Mat};
 
 pub use catalog::{KnownDataset, LoadedDataset, CATALOG};
+pub use checksum::{ChecksumStatus, Checksums};
 pub use csv_loader::{load_csv, CsvOptions, TargetColumn};
 pub use discovery::{resolve_data_dir, DataDir, DataDirOrigin, DATA_DIR_ENV};
-pub use split::{k_fold, permutation, random_splits, train_test_split, Split};
-pub use standardize::Standardizer;
+pub use gp_models::data::{
+    k_fold, permutation, random_splits, train_test_split, Split, Standardizer,
+};
+pub use mnist::{load_mnist, load_mnist_files, Mnist, MnistSplit};
+pub use uci::{load_uci, load_uci_files, uci_known, UciDataset, UciKnown, UCI_CATALOG, UCI_FOLDS};
 
 /// Where a data set's values came from.
 #[derive(Debug, Clone, PartialEq)]

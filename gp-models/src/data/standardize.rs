@@ -1,8 +1,9 @@
-//! Standardization of inputs and targets with statistics of the training part only.
+//! Standardisation of inputs and targets with statistics of the training part only, and
+//! the inverse transform of predictions back to the original units.
 
 use faer::{Col, ColRef, Mat, MatRef};
 
-use crate::error::BenchError;
+use crate::error::ModelError;
 
 /// Per-column means and standard deviations (ddof = 0) of the training inputs, and the
 /// mean and standard deviation of the training targets. A column whose standard deviation
@@ -31,16 +32,22 @@ fn mean_std(values: impl Iterator<Item = f64> + Clone, n: usize) -> (f64, f64) {
 impl Standardizer {
     /// Computes the statistics from training inputs `x` (`n × d`) and targets `y`.
     ///
-    /// Errors: no rows, or `y` of a different length than `x`.
-    pub fn fit(x: MatRef<'_, f64>, y: ColRef<'_, f64>) -> Result<Self, BenchError> {
+    /// Errors: [`ModelError::EmptyData`] for no rows, [`ModelError::LengthMismatch`] for `y`
+    /// of a different length than `x` has rows.
+    pub fn fit(x: MatRef<'_, f64>, y: ColRef<'_, f64>) -> Result<Self, ModelError> {
         let n = x.nrows();
-        if n == 0 || y.nrows() != n {
-            return Err(BenchError::InvalidArgument {
-                name: "training data",
-                reason: format!(
-                    "{n} input rows and {} targets (need the same, > 0)",
-                    y.nrows()
-                ),
+        if n == 0 {
+            return Err(ModelError::EmptyData {
+                context: "Standardizer::fit",
+                n,
+                d: x.ncols(),
+            });
+        }
+        if y.nrows() != n {
+            return Err(ModelError::LengthMismatch {
+                context: "Standardizer::fit: targets vs input rows",
+                expected: n,
+                found: y.nrows(),
             });
         }
         let (x_mean, x_std) = (0..x.ncols())
@@ -57,16 +64,14 @@ impl Standardizer {
 
     /// `(x − mean) / std` per column.
     ///
-    /// Errors: a different number of columns than the training inputs.
-    pub fn transform_x(&self, x: MatRef<'_, f64>) -> Result<Mat<f64>, BenchError> {
+    /// Errors: [`ModelError::LengthMismatch`] for a different number of columns than the
+    /// training inputs.
+    pub fn transform_x(&self, x: MatRef<'_, f64>) -> Result<Mat<f64>, ModelError> {
         if x.ncols() != self.x_mean.len() {
-            return Err(BenchError::InvalidArgument {
-                name: "x",
-                reason: format!(
-                    "{} columns, the standardizer was fitted on {}",
-                    x.ncols(),
-                    self.x_mean.len()
-                ),
+            return Err(ModelError::LengthMismatch {
+                context: "Standardizer::transform_x: columns vs the fitted inputs",
+                expected: self.x_mean.len(),
+                found: x.ncols(),
             });
         }
         Ok(Mat::from_fn(x.nrows(), x.ncols(), |i, j| {
@@ -79,8 +84,21 @@ impl Standardizer {
         Col::from_fn(y.nrows(), |i| (y[i] - self.y_mean) / self.y_std)
     }
 
-    /// Maps standardized target values back to original units: `z · std + mean`.
+    /// Maps standardised target values (e.g. predicted means) back to original units:
+    /// `z · std + mean`.
     pub fn inverse_y(&self, z: ColRef<'_, f64>) -> Col<f64> {
         Col::from_fn(z.nrows(), |i| z[i] * self.y_std + self.y_mean)
+    }
+
+    /// Maps variances in standardised units (predictive or latent) back to original units:
+    /// `v · std²`. The mean shift does not enter a variance.
+    pub fn inverse_variance(&self, v: ColRef<'_, f64>) -> Col<f64> {
+        let s2 = self.y_std * self.y_std;
+        Col::from_fn(v.nrows(), |i| v[i] * s2)
+    }
+
+    /// Maps standard deviations in standardised units back to original units: `s · std`.
+    pub fn inverse_std(&self, s: ColRef<'_, f64>) -> Col<f64> {
+        Col::from_fn(s.nrows(), |i| s[i] * self.y_std)
     }
 }

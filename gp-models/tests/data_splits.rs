@@ -1,7 +1,7 @@
 //! Seeded splits, k-fold partitions, and standardization with training statistics only.
 
 use faer::{Col, Mat};
-use gp_bench::data::{k_fold, permutation, random_splits, train_test_split, Standardizer};
+use gp_models::data::{k_fold, permutation, random_splits, train_test_split, Standardizer};
 
 fn sorted(mut v: Vec<usize>) -> Vec<usize> {
     v.sort_unstable();
@@ -96,4 +96,32 @@ fn standardization_uses_training_statistics_only() {
         Col::<f64>::zeros(0).as_ref()
     )
     .is_err());
+}
+
+#[test]
+fn standardizer_maps_predictions_back_to_original_units() {
+    // y = 10, 20, 30: mean 20, sd 10·√(2/3).
+    let x = Mat::from_fn(3, 1, |i, _| i as f64);
+    let y = Col::from_fn(3, |i| 10.0 * (i + 1) as f64);
+    let st = Standardizer::fit(x.as_ref(), y.as_ref()).expect("fit");
+    let sd = 10.0 * (2.0f64 / 3.0).sqrt();
+    let mean = st.inverse_y(Col::from_fn(2, |i| i as f64).as_ref());
+    assert!((mean[0] - 20.0).abs() < 1e-12 && (mean[1] - (20.0 + sd)).abs() < 1e-12);
+    let var = st.inverse_variance(Col::from_fn(1, |_| 0.25).as_ref());
+    assert!((var[0] - 0.25 * sd * sd).abs() < 1e-12);
+    let s = st.inverse_std(Col::from_fn(1, |_| 0.5).as_ref());
+    assert!((s[0] - 0.5 * sd).abs() < 1e-12);
+    assert!((var[0].sqrt() - s[0]).abs() < 1e-12);
+    // Mismatched lengths and empty data are typed errors.
+    assert!(matches!(
+        Standardizer::fit(x.as_ref(), Col::<f64>::zeros(2).as_ref()),
+        Err(gp_models::ModelError::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        Standardizer::fit(
+            Mat::<f64>::zeros(0, 1).as_ref(),
+            Col::<f64>::zeros(0).as_ref()
+        ),
+        Err(gp_models::ModelError::EmptyData { .. })
+    ));
 }
