@@ -42,16 +42,7 @@ pub(crate) fn check_training_data<K: Kernel + ?Sized>(
     check_kernel_params(kernel)
 }
 
-/// The noise variance must be finite and strictly positive.
-pub(crate) fn check_noise(noise_variance: f64) -> Result<()> {
-    if noise_variance > 0.0 && noise_variance.is_finite() {
-        Ok(())
-    } else {
-        Err(ModelError::InvalidNoise {
-            value: noise_variance,
-        })
-    }
-}
+pub(crate) use crate::core::likelihood::check_noise;
 
 /// Every log hyperparameter of the kernel must be finite (a deserialized kernel is not
 /// validated by its constructor, so a negative length scale would show up here as NaN).

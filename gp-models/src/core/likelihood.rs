@@ -159,3 +159,28 @@ pub fn split_log_params<'p, K: Kernel + ?Sized, L: Likelihood>(
     let likelihood = likelihood.with_log_params(&params[p..])?;
     Ok((&params[..p], likelihood))
 }
+
+/// The hyperparameter names of a model with Gaussian noise: the kernel's, then
+/// [`LOG_NOISE_NAME`].
+pub(crate) fn param_names_with_noise<K: Kernel + ?Sized>(kernel: &K) -> Vec<String> {
+    param_names(kernel, &Gaussian::validated(1.0))
+}
+
+/// The log hyperparameters of a model with Gaussian noise `σ²` (validated by the model):
+/// the kernel's, then `log σ²`.
+pub(crate) fn log_params_with_noise<K: Kernel + ?Sized>(
+    kernel: &K,
+    noise_variance: f64,
+) -> Vec<f64> {
+    log_params(kernel, &Gaussian::validated(noise_variance))
+}
+
+/// [`split_log_params`] for a model with Gaussian noise: the noise variance (checked) and
+/// the kernel's part.
+pub(crate) fn split_log_params_with_noise<'p, K: Kernel + ?Sized>(
+    kernel: &K,
+    params: &'p [f64],
+) -> Result<(f64, &'p [f64])> {
+    let (kernel_params, likelihood) = split_log_params(kernel, &Gaussian::validated(1.0), params)?;
+    Ok((likelihood.noise_variance(), kernel_params))
+}

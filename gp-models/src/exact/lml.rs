@@ -216,7 +216,7 @@ impl<K: Kernel> NegLmlObjective<K> {
     /// `(−log p(y), −∇ log p(y))` at the log hyperparameters `params`.
     pub fn eval(&mut self, params: &[f64]) -> Result<(f64, Vec<f64>)> {
         let (noise_variance, kernel_params) =
-            crate::exact::model::split_log_params(&self.kernel, params)?;
+            crate::core::likelihood::split_log_params_with_noise(&self.kernel, params)?;
         self.kernel.set_log_params(kernel_params)?;
         let f = factorize(
             &mut self.workspace,

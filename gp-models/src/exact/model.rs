@@ -5,13 +5,16 @@ use gp_kernels::dense::points_row_major;
 use gp_kernels::Kernel;
 use gp_linalg::Cholesky;
 
+use crate::core::likelihood::{
+    check_noise, log_params_with_noise, param_names_with_noise, split_log_params_with_noise,
+};
 use crate::error::{ModelError, Result};
 use crate::exact::lml::{
     factorize, log_marginal_likelihood, log_marginal_likelihood_grad, Factorization,
     NegLmlObjective, Workspace,
 };
 use crate::exact::options::FitOptions;
-use crate::validate::{check_noise, check_training_data};
+use crate::validate::check_training_data;
 
 pub use crate::core::likelihood::LOG_NOISE_NAME;
 
@@ -68,42 +71,6 @@ impl<K: std::fmt::Debug> std::fmt::Debug for ExactGp<K> {
             .field("jitter", &self.factor.chol.jitter())
             .finish_non_exhaustive()
     }
-}
-
-/// The hyperparameter names of a GP model: the kernel's, then [`LOG_NOISE_NAME`].
-pub(crate) fn param_names_with_noise<K: Kernel + ?Sized>(kernel: &K) -> Vec<String> {
-    let mut names = kernel.param_names();
-    names.push(LOG_NOISE_NAME.to_string());
-    names
-}
-
-/// The log hyperparameters of a GP model: the kernel's, then `log σ²`.
-pub(crate) fn log_params_with_noise<K: Kernel + ?Sized>(
-    kernel: &K,
-    noise_variance: f64,
-) -> Vec<f64> {
-    let mut p = kernel.log_params();
-    p.push(noise_variance.ln());
-    p
-}
-
-/// Splits a flat log-hyperparameter vector into the noise variance (natural scale, checked)
-/// and the kernel's part, checking the length.
-pub(crate) fn split_log_params<'p, K: Kernel + ?Sized>(
-    kernel: &K,
-    params: &'p [f64],
-) -> Result<(f64, &'p [f64])> {
-    let p = kernel.n_params();
-    if params.len() != p + 1 {
-        return Err(ModelError::LengthMismatch {
-            context: "log hyperparameters (the kernel's, then log noise variance)",
-            expected: p + 1,
-            found: params.len(),
-        });
-    }
-    let noise_variance = params[p].exp();
-    check_noise(noise_variance)?;
-    Ok((noise_variance, &params[..p]))
 }
 
 impl<K: Kernel + Clone> ExactGp<K> {
@@ -178,7 +145,8 @@ impl<K: Kernel + Clone> ExactGp<K> {
     /// Refits the same data with new log hyperparameters (layout as
     /// [`log_params`](Self::log_params)).
     pub fn with_log_params(&self, log_params: &[f64]) -> Result<Self> {
-        let (noise_variance, kernel_params) = split_log_params(&self.kernel, log_params)?;
+        let (noise_variance, kernel_params) =
+            split_log_params_with_noise(&self.kernel, log_params)?;
         let mut kernel = self.kernel.clone();
         kernel.set_log_params(kernel_params)?;
         self.with_kernel_and_noise(kernel, noise_variance)

@@ -7,8 +7,10 @@ use gp_kernels::Kernel;
 use gp_solvers::factorized::OperatorSystem;
 use gp_structured::{InterpolationOptions, InterpolationWeights, RegularGrid, SufficientStats};
 
+use crate::core::likelihood::{
+    log_params_with_noise, param_names_with_noise, split_log_params_with_noise,
+};
 use crate::error::{ModelError, Result};
-use crate::exact::model::{log_params_with_noise, param_names_with_noise, split_log_params};
 use crate::gsgp::log_det::LogDetFactor;
 use crate::gsgp::memory::gsgp_memory;
 use crate::gsgp::options::GsgpOptions;
@@ -229,7 +231,8 @@ impl<K: Kernel + Clone> Gsgp<K> {
     /// Errors: [`ModelError::LengthMismatch`], [`ModelError::InvalidNoise`],
     /// [`ModelError::Kernel`], [`ModelError::UnsupportedKernel`].
     pub fn with_log_params(&self, log_params: &[f64]) -> Result<Self> {
-        let (noise_variance, kernel_params) = split_log_params(&self.kernel, log_params)?;
+        let (noise_variance, kernel_params) =
+            split_log_params_with_noise(&self.kernel, log_params)?;
         let mut kernel = self.kernel.clone();
         kernel.set_log_params(kernel_params)?;
         self.with_kernel_and_noise(kernel, noise_variance)

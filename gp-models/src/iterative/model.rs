@@ -8,8 +8,10 @@ use gp_kernels::dense::points_row_major;
 use gp_kernels::Kernel;
 use gp_linalg::LowRankPlusDiagonal;
 
+use crate::core::likelihood::{
+    log_params_with_noise, param_names_with_noise, split_log_params_with_noise,
+};
 use crate::error::{ModelError, Result};
-use crate::exact::model::{log_params_with_noise, param_names_with_noise, split_log_params};
 use crate::iterative::estimate::{LmlEstimate, SolveReport};
 use crate::iterative::lml::{estimate, Problem};
 use crate::iterative::options::IterativeOptions;
@@ -141,7 +143,8 @@ impl<K: Kernel + Clone> IterativeGp<K> {
     /// Errors: [`ModelError::LengthMismatch`], [`ModelError::InvalidNoise`],
     /// [`ModelError::Kernel`].
     pub fn with_log_params(&self, log_params: &[f64]) -> Result<Self> {
-        let (noise_variance, kernel_params) = split_log_params(&self.kernel, log_params)?;
+        let (noise_variance, kernel_params) =
+            split_log_params_with_noise(&self.kernel, log_params)?;
         let mut kernel = self.kernel.clone();
         kernel.set_log_params(kernel_params)?;
         self.with_kernel_and_noise(kernel, noise_variance)

@@ -6,8 +6,10 @@ use faer::{Col, ColRef, Mat, MatRef};
 use gp_kernels::Kernel;
 use gp_structured::{InterpolationOptions, InterpolationWeights, RegularGrid};
 
+use crate::core::likelihood::{
+    log_params_with_noise, param_names_with_noise, split_log_params_with_noise,
+};
 use crate::error::{ModelError, Result};
-use crate::exact::model::{log_params_with_noise, param_names_with_noise, split_log_params};
 use crate::iterative::SolveReport;
 use crate::ski::grid_kernel::GridKernel;
 use crate::ski::memory::SkiMemory;
@@ -172,7 +174,8 @@ impl<K: Kernel + Clone> Ski<K> {
     /// Errors: [`ModelError::LengthMismatch`], [`ModelError::InvalidNoise`],
     /// [`ModelError::Kernel`], [`ModelError::UnsupportedKernel`].
     pub fn with_log_params(&self, log_params: &[f64]) -> Result<Self> {
-        let (noise_variance, kernel_params) = split_log_params(&self.kernel, log_params)?;
+        let (noise_variance, kernel_params) =
+            split_log_params_with_noise(&self.kernel, log_params)?;
         let mut kernel = self.kernel.clone();
         kernel.set_log_params(kernel_params)?;
         self.with_kernel_and_noise(kernel, noise_variance)
