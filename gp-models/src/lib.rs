@@ -1,62 +1,78 @@
 //! # gp-models
 //!
-//! Gaussian-process models and their training, on the kernels of `gp-kernels` and the
-//! factorizations of `gp-linalg`.
+//! Gaussian-process models and their training, on the kernels of `gp-kernels`, the solvers
+//! of `gp-solvers` and the structured algebra of `gp-structured`.
+//!
+//! Every model implements one interface, [`GpModel`] ([`core`]): hyperparameters as one
+//! vector of logarithms (the kernel's, then the likelihood's), [`predict`](GpModel::predict)
+//! with a [`PredictRequest`] (mean only, variances, covariance; exact solves or a LOVE cache),
+//! one [`lml`](GpModel::lml) call returning an [`LmlEstimate`] with its standard error (zero
+//! for exact models) and, on request, its gradient, and one generic [`train()`] with an
+//! observer ([`train_observed`]). Code written against the trait works with every model:
+//!
+//! ```
+//! use gp_kernels::SquaredExponential;
+//! use gp_models::faer::{Col, Mat};
+//! use gp_models::prelude::*;
+//!
+//! /// Trains any model and returns its predictive means and variances at `x_test`.
+//! fn fit_and_predict<M: GpModel>(model: &M, x_test: &Mat<f64>) -> Result<Prediction> {
+//!     let trained = train(model, &TrainOptions::default())?;
+//!     println!("{trained}");
+//!     trained.model.predict(x_test.as_ref(), &PredictRequest::default())
+//! }
+//!
+//! // 100 noisy observations of sin(x) on [0, 10].
+//! let x = Mat::from_fn(100, 1, |i, _| i as f64 * 0.1);
+//! let y = Col::from_fn(100, |i| (i as f64 * 0.1).sin() + 0.05 * ((i * 7 % 11) as f64 - 5.0) / 5.0);
+//! let kernel = SquaredExponential::new(vec![0.5], 1.0)?;
+//! let x_test = Mat::from_fn(3, 1, |i, _| 2.0 + 3.0 * i as f64);
+//!
+//! // The exact GP (Cholesky, L-BFGS) and SKI (structured interpolation, Adam) through the
+//! // same function.
+//! let exact = ExactGp::fit(kernel.clone(), x.as_ref(), y.as_ref(), 0.1)?;
+//! let ski = Ski::fit(kernel, x.as_ref(), y.as_ref(), 0.1,
+//!                    &SkiOptions { grid_sizes: vec![200], ..SkiOptions::default() })?;
+//! let a = fit_and_predict(&exact, &x_test)?;
+//! let b = fit_and_predict(&ski, &x_test)?;
+//! for i in 0..3 {
+//!     let truth = x_test[(i, 0)].sin();
+//!     assert!((a.mean[i] - truth).abs() < 3.0 * a.variance[i].sqrt());
+//!     assert!((b.mean[i] - truth).abs() < 3.0 * b.variance[i].sqrt());
+//! }
+//! # Ok::<(), gp_models::ModelError>(())
+//! ```
+//!
+//! The models:
 //!
 //! * [`ExactGp`]: exact GP regression by one dense Cholesky factorization of `K + σ²I`:
 //!   posterior mean, latent and predictive variances, full posterior covariance, the log
 //!   marginal likelihood and its gradient with respect to every log hyperparameter (noise
-//!   included), training by L-BFGS with random restarts, JSON save and load.
+//!   included), JSON save and load.
 //! * [`IterativeGp`] ([`iterative`]): the same model with every solve by batched,
 //!   pivoted-Cholesky-preconditioned conjugate gradients on the matrix-free kernel operator,
 //!   the log marginal likelihood and its gradient estimated by stochastic Lanczos quadrature
-//!   and Hutchinson traces (GPyTorch's recipe; no `n × n` matrix stored), training by Adam.
+//!   and Hutchinson traces (GPyTorch's recipe; no `n × n` matrix stored).
 //! * [`Ski`] ([`ski`]): structured kernel interpolation (KISS-GP), `K ≈ W K_G Wᵀ` with a
 //!   Kronecker-Toeplitz grid kernel and cubic interpolation: mean with an `O(4^d)`-per-point
-//!   grid cache, variances by CG, rank-`k` LOVE covariances, the SLQ log marginal
-//!   likelihood and its gradient, training by Adam or L-BFGS.
+//!   grid cache, variances by CG or rank-`k` LOVE, the SLQ log marginal likelihood and its
+//!   gradient.
 //! * [`Gsgp`] ([`gsgp`]): GSGP (Yadav, Sheldon & Musco 2021), the SKI model computed from
 //!   the sufficient statistics `WᵀW`, `Wᵀy`, `yᵀy` of one streaming pass, with factorized
 //!   CG/Lanczos whose cost per iteration does not depend on `n`: mean, covariances, LOVE, the
 //!   SLQ log marginal likelihood (by a Sylvester identity in grid space) and its gradient.
 //! * [`optim`]: L-BFGS with a strong-Wolfe line search and Adam, for any objective
-//!   `FnMut(&[f64]) -> Result<(f64, Vec<f64>)>`.
+//!   `FnMut(&[f64]) -> Result<(f64, Vec<f64>)>`; [`data`]: standardisation with its inverse
+//!   and seeded splits.
 //!
-//! Points are rows of an `n × d` faer matrix; targets and predictions are faer columns.
-//! Every fallible function returns a [`ModelError`].
-//!
-//! ```
-//! use faer::{Col, Mat};
-//! use gp_kernels::SquaredExponential;
-//! use gp_models::{train, ExactGp, GpModel, PredictRequest, TrainOptions};
-//!
-//! // 40 noisy observations of sin(x) on [0, 8].
-//! let x = Mat::from_fn(40, 1, |i, _| i as f64 * 0.2);
-//! let y = Col::from_fn(40, |i| (i as f64 * 0.2).sin() + 0.05 * ((i * 7 % 11) as f64 - 5.0) / 5.0);
-//!
-//! // Fit at initial hyperparameters, then maximize the log marginal likelihood.
-//! let kernel = SquaredExponential::new(vec![0.5], 1.0)?;
-//! let gp = ExactGp::fit(kernel, x.as_ref(), y.as_ref(), 0.1)?;
-//! let lml_before = gp.log_marginal_likelihood();
-//! let trained = train(&gp, &TrainOptions::default())?;
-//! let gp = trained.model;
-//! assert!(gp.log_marginal_likelihood() > lml_before);
-//! println!("{:?} = {:?}", gp.param_names(), gp.log_params());
-//!
-//! // Predict.
-//! let x_test = Mat::from_fn(3, 1, |i, _| 1.0 + i as f64);
-//! let pred = gp.predict(x_test.as_ref(), &PredictRequest::default())?;
-//! for i in 0..3 {
-//!     let truth = (1.0 + i as f64).sin();
-//!     assert!((pred.mean[i] - truth).abs() < 3.0 * pred.variance[i].sqrt());
-//! }
-//!
-//! // The gradient of the log marginal likelihood vanishes at the optimum.
-//! let (_lml, grad) = gp.lml_and_grad();
-//! assert!(grad.iter().all(|g| g.abs() < 1e-3));
-//! # Ok::<(), gp_models::ModelError>(())
-//! ```
+//! Points are rows of an `n × d` faer matrix ([`faer`] is re-exported); targets and
+//! predictions are faer columns. Every fallible function returns a [`ModelError`].
 #![warn(missing_docs)]
+
+/// The README's example, compiled and run as a doctest so it cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 mod cg_report;
 pub mod core;

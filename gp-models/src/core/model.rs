@@ -15,6 +15,8 @@ pub type TrainingObjective<'a> = Box<dyn FnMut(&[f64], u64) -> Result<(f64, Vec<
 /// likelihood, the same for every model (`ExactGp`, `IterativeGp`, `Ski`, `Gsgp`), so that
 /// code written once works with all of them.
 ///
+/// Every model prints a short summary (`Display`: data shape, settings, hyperparameters).
+///
 /// Hyperparameters are one flat vector of logarithms: the kernel's, then the
 /// likelihood's ([`Likelihood::log_params`]); [`param_names`](Self::param_names) names them.
 ///
@@ -42,7 +44,7 @@ pub type TrainingObjective<'a> = Box<dyn FnMut(&[f64], u64) -> Result<(f64, Vec<
 /// assert!((lml_exact - lml_ski).abs() < 5.0);
 /// # Ok::<(), ModelError>(())
 /// ```
-pub trait GpModel: Sized + Send + Sync {
+pub trait GpModel: Sized + Send + Sync + std::fmt::Display {
     /// The observation model.
     type Likelihood: Likelihood;
 
