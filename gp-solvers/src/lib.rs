@@ -58,6 +58,7 @@ pub mod cg;
 pub mod error;
 pub mod estimate;
 pub mod factorized;
+pub mod krylov;
 pub mod lanczos;
 pub mod precond;
 pub mod probe_solve;

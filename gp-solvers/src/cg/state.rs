@@ -9,6 +9,7 @@ use super::reorth::ReorthBasis;
 use super::result::{CgColumn, CgResult, Directions};
 use super::status::{Breakdown, ColumnStatus};
 use crate::error::{check_shape, Result, SolverError};
+use crate::krylov::scale::{abs_dot, is_rounding_level, rounding_bound};
 use crate::precond::Preconditioner;
 
 /// What one call of [`CgSolver::step`] did.
@@ -354,8 +355,16 @@ impl<'a> CgSolver<'a> {
             }
             let r = self.r.col_as_slice(c);
             let s = self.s.col_as_slice(c);
-            let rz_new = dot(r, s);
+            let mut rz_new = dot(r, s);
             let rnorm = norm2(r);
+            // A negative rᵀP⁻¹r within the rounding error of its own terms (after the
+            // residual has underflowed, −5e-324 is typical) is zero to working precision:
+            // the column has converged, as for an exactly zero value. Only a value beyond
+            // that bound shows an indefinite preconditioner. The bound costs a pass over
+            // `r` and `s`, made only on this rare path.
+            if rz_new < 0.0 && is_rounding_level(rz_new, rounding_bound(n, abs_dot(r, s))) {
+                rz_new = 0.0;
+            }
             let column = &mut self.columns[c];
             column.alphas.push(step_alpha[c]);
             column.iterations += 1;

@@ -7,6 +7,7 @@ use faer::Col;
 use super::options::FactorizedCgOptions;
 use super::vector::FactorizedVector;
 use crate::error::Result;
+use crate::krylov::scale::is_rounding_level;
 use crate::tridiagonal::SymTridiagonal;
 
 /// Why a factorized CG solve stopped.
@@ -105,6 +106,15 @@ impl FactorizedCgResult {
     }
 }
 
+/// `0` for a negative `value` within the rounding-error bound `bound()`, else `value`.
+fn zero_if_rounding_level(value: f64, bound: impl FnOnce() -> f64) -> f64 {
+    if value < 0.0 && is_rounding_level(value, bound()) {
+        0.0
+    } else {
+        value
+    }
+}
+
 /// The per-iteration record shared by the CG variants.
 pub(crate) struct Recorder {
     options: FactorizedCgOptions,
@@ -120,7 +130,15 @@ pub(crate) struct Recorder {
 
 impl Recorder {
     /// Starts the record for an initial squared residual norm `rr0 = ‖z₀‖²`.
-    pub(crate) fn new(options: &FactorizedCgOptions, rr0: f64) -> Self {
+    ///
+    /// `rr0_bound` gives the rounding-error bound of `rr0` (see [`crate::krylov`]); it is
+    /// only called when `rr0` came out negative, and a value within it counts as zero.
+    pub(crate) fn new(
+        options: &FactorizedCgOptions,
+        rr0: f64,
+        rr0_bound: impl FnOnce() -> f64,
+    ) -> Self {
+        let rr0 = zero_if_rounding_level(rr0, rr0_bound);
         let norm0 = rr0.max(0.0).sqrt();
         let rhs_norm = options.reference_norm.unwrap_or(norm0);
         let zero = rr0 == 0.0;
@@ -196,7 +214,19 @@ impl Recorder {
 
     /// Records a completed step with step length `alpha` and new squared residual norm
     /// `rr_new`; returns `β` if the solve goes on.
-    pub(crate) fn complete_step(&mut self, alpha: f64, rr_new: f64) -> Option<f64> {
+    ///
+    /// `rr_bound` gives the rounding-error bound of `rr_new` (see [`crate::krylov`]); it is
+    /// only called when `rr_new` came out negative. A negative value within it is zero to
+    /// working precision (the residual has converged as far as the factorized
+    /// representation resolves it) and ends the solve as converged; only a value beyond it
+    /// is a [`FactorizedBreakdown::NegativeSquaredNorm`].
+    pub(crate) fn complete_step(
+        &mut self,
+        alpha: f64,
+        rr_new: f64,
+        rr_bound: impl FnOnce() -> f64,
+    ) -> Option<f64> {
+        let rr_new = zero_if_rounding_level(rr_new, rr_bound);
         self.alphas.push(alpha);
         self.iterations += 1;
         if !rr_new.is_finite() {

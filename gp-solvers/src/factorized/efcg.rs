@@ -4,7 +4,7 @@ use super::cg_result::{FactorizedCgResult, Recorder};
 use super::options::FactorizedCgOptions;
 use super::split::split_start;
 use super::system::{check_system, FactorizedSystem, Products, StartVector};
-use super::vector::{w_transpose_from, FactorizedVector};
+use super::vector::{s_norm_estimate, squared_norm_bound, w_transpose_from, FactorizedVector};
 use crate::cg::kernels::{axpy, dot};
 use crate::error::Result;
 
@@ -79,7 +79,8 @@ pub fn efcg(
     let sigma2 = ops.sigma2;
     let g = start.g_slice();
     let rho = start.rho();
-    let mut rec = Recorder::new(options, rho);
+    // ρ ≥ 0 is checked by `StartVector::new`.
+    let mut rec = Recorder::new(options, rho, || 0.0);
     let mut x = vec![0.0; m];
     let mut sx = vec![0.0; m];
     let mut cx = 0.0;
@@ -92,7 +93,11 @@ pub fn efcg(
         // Â p̂, S p̂ and g₀ᵀp̂ (p̂ = r̂ = ŷ₀ at the start, 0 without a split).
         let (mut z, mut s, mut gamma) = (vec![0.0; m], vec![0.0; m], 0.0);
         let mut rho0 = rho;
+        // ‖S‖ estimate for the rounding bound of the squared norms, from the split's
+        // product (0 without a split).
+        let mut s_norm = 0.0;
         if let Some(split) = split_start(&ops, g) {
+            s_norm = s_norm_estimate(&split.y_hat, &split.s_y_hat);
             let yh = split.y_hat;
             s.copy_from_slice(&split.s_y_hat);
             // Â ŷ₀ = K_G S ŷ₀ + σ² ŷ₀.
@@ -131,7 +136,8 @@ pub fn efcg(
             ops.b(&r, &mut v, &mut u);
             let eta = dot(g, &r);
             let rr_new = dot(&r, &u) + 2.0 * cr * eta + cr * cr * rho;
-            let Some(beta) = rec.complete_step(alpha, rr_new) else {
+            let bound = || squared_norm_bound(&r, cr, &u, g, rho, s_norm);
+            let Some(beta) = rec.complete_step(alpha, rr_new, bound) else {
                 break;
             };
             update_direction(&mut p, &r, beta);
