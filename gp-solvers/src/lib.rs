@@ -10,6 +10,10 @@
 //!   increment `Δ_j`, direction `d` and `A d`; stop whenever you like); [`cg()`](cg()) runs it to
 //!   the end. The result records the residual histories, the `α`/`β` coefficients, the
 //!   Lanczos tridiagonals and, on request, the search directions and their products.
+//! * [`krylov`]: what every Krylov method shares: the [`StoppingRule`], the per-solve
+//!   [`Status`] and [`Breakdown`] (judged against the problem's scale: a rounding-level
+//!   negative squared norm is convergence) and the [`KrylovRecord`] of residual norms,
+//!   `α`/`β` and the implied tridiagonal.
 //! * [`lanczos`](mod@lanczos): Lanczos with full re-orthogonalization (`Q`, `T`).
 //! * [`tridiagonal`]: [`SymTridiagonal`], its eigen-decomposition and Gauss quadrature
 //!   `e₁ᵀ f(T) e₁`; the tridiagonal implied by CG coefficients.
@@ -83,6 +87,7 @@ pub use factorized::{
     OperatorSystem, StartVector,
 };
 pub use gp_linalg::LinearOperator;
+pub use krylov::{KrylovRecord, Status, StoppingRule};
 pub use lanczos::{lanczos, Lanczos, LanczosOptions, LanczosStatus};
 pub use precond::pivoted_cholesky::{
     pivoted_cholesky_preconditioner, ColumnAccess, PivotedCholesky, PivotedCholeskyOptions,

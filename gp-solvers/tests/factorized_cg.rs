@@ -103,19 +103,20 @@ fn coefficients_residuals_and_tridiagonal_equal_plain_cg() {
         let col = &plain.columns[0];
         for (name, solver) in SOLVERS {
             let res = solver(&p.system(), &p.start(&p.y), &recording(0.0, 10)).unwrap();
-            assert_eq!(res.alphas.len(), 10);
-            assert_eq!(res.betas.len(), 10);
-            assert_eq!(res.residual_norms.len(), 11);
+            assert_eq!(res.record.alphas.len(), 10);
+            assert_eq!(res.record.betas.len(), 10);
+            assert_eq!(res.record.residual_norms.len(), 11);
             for j in 0..10 {
-                let (a, b) = (res.alphas[j], col.alphas[j]);
+                let (a, b) = (res.record.alphas[j], col.record.alphas[j]);
                 assert!((a - b).abs() <= 1e-10 * b.abs(), "{name} α_{j}: {a} vs {b}");
-                let (a, b) = (res.betas[j], col.betas[j]);
+                let (a, b) = (res.record.betas[j], col.record.betas[j]);
                 assert!((a - b).abs() <= 1e-10 * b.abs(), "{name} β_{j}: {a} vs {b}");
             }
             for (j, (a, b)) in res
+                .record
                 .residual_norms
                 .iter()
-                .zip(&col.residual_norms)
+                .zip(&col.record.residual_norms)
                 .enumerate()
             {
                 assert!(
@@ -291,7 +292,7 @@ fn corrected_efcg_follows_cg_for_30_iterations_where_the_printed_one_does_not() 
             &reference[drift.len()],
         ));
     }
-    let drift_residuals = solver.column(0).unwrap().residual_norms.clone();
+    let drift_residuals = solver.column(0).unwrap().record.residual_norms.clone();
     let plain = plain_cg(&p, &p.y, 0.0, k);
     for (name, solver) in SOLVERS {
         let res = solver(&p.system(), &p.start(&p.y), &recording(0.0, k)).unwrap();
@@ -311,9 +312,9 @@ fn corrected_efcg_follows_cg_for_30_iterations_where_the_printed_one_does_not() 
             );
             assert!(d < 1e-6, "{name} iterate {}: {d:e}", j + 1);
         }
-        let plain_res = &plain.columns[0].residual_norms;
-        assert_eq!(res.residual_norms.len(), plain_res.len());
-        for (j, (a, b)) in res.residual_norms.iter().zip(plain_res).enumerate() {
+        let plain_res = &plain.columns[0].record.residual_norms;
+        assert_eq!(res.record.residual_norms.len(), plain_res.len());
+        for (j, (a, b)) in res.record.residual_norms.iter().zip(plain_res).enumerate() {
             let drift = (drift_residuals[j] - b).abs();
             assert!(
                 (a - b).abs() <= (100.0 * drift).max(1e-10 * b),
@@ -367,6 +368,6 @@ fn starting_from_a_nonzero_guess() {
         let x = &x0 + res.solution.expand(&p.w_op(), z0.as_ref()).unwrap();
         let true_res = (&p.y - &p.ktilde * &x).norm_l2() / p.y.norm_l2();
         assert!(true_res <= 1.01 * tol, "{name}: {true_res:e}");
-        assert!((res.residual_norms[0] - z0.norm_l2() / p.y.norm_l2()).abs() < 1e-12);
+        assert!((res.record.residual_norms[0] - z0.norm_l2() / p.y.norm_l2()).abs() < 1e-12);
     }
 }

@@ -8,53 +8,17 @@ use super::options::FactorizedCgOptions;
 use super::vector::FactorizedVector;
 use crate::error::Result;
 use crate::krylov::scale::is_rounding_level;
+use crate::krylov::{KrylovRecord, StoppingRule};
 use crate::tridiagonal::SymTridiagonal;
 
-/// Why a factorized CG solve stopped.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum FactorizedStatus {
-    /// The tolerance was met (or the squared residual norm became exactly zero).
-    Converged,
-    /// `max_iterations` was reached without meeting the tolerance.
-    MaxIterations,
-    /// The iteration broke down; the solution holds the last iterate.
-    Breakdown(FactorizedBreakdown),
-}
+/// Why a factorized CG solve stopped: the shared [`krylov::Status`](crate::krylov::Status)
+/// under its former name ([`Status::Running`](crate::krylov::Status::Running) never appears
+/// in a [`FactorizedCgResult`]).
+pub use crate::krylov::Status as FactorizedStatus;
 
-impl FactorizedStatus {
-    /// Whether the tolerance was met.
-    pub fn is_converged(&self) -> bool {
-        matches!(self, Self::Converged)
-    }
-
-    /// Whether the iteration broke down.
-    pub fn is_breakdown(&self) -> bool {
-        matches!(self, Self::Breakdown(_))
-    }
-}
-
-/// A numerical breakdown of a factorized CG solve.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum FactorizedBreakdown {
-    /// The curvature `pᵀ K̃ p` of a search direction, computed by the factorized inner
-    /// product, was zero or negative: `K_G` or `S` is not positive semi-definite (with
-    /// `σ² = 0`: `K̃` is singular on the Krylov space).
-    NonPositiveCurvature {
-        /// The curvature found.
-        curvature: f64,
-    },
-    /// The factorized squared residual norm `r̂ᵀS r̂ + 2 c η + c² ρ` came out negative. It is
-    /// a sum of terms that cancel as the residual shrinks, so this means that the residual
-    /// fell below what the representation resolves (roughly `√ε` times the size of its two
-    /// parts, which happens when `z₀` lies almost in `range(W)`), or that `S` is not
-    /// positive semi-definite or `(g, ρ)` do not come from one `z₀`.
-    NegativeSquaredNorm {
-        /// The value found.
-        value: f64,
-    },
-    /// A NaN or infinite value appeared.
-    NonFinite,
-}
+/// A numerical breakdown of a factorized CG solve: the shared
+/// [`krylov::Breakdown`](crate::krylov::Breakdown) under its former name.
+pub use crate::krylov::Breakdown as FactorizedBreakdown;
 
 /// The outcome of a factorized CG solve of `K̃ x = b` from `x₀` (the solvers see only the
 /// initial residual `z₀ = b − K̃ x₀`).
@@ -74,14 +38,10 @@ pub struct FactorizedCgResult {
     /// The reference norm of the tolerance test (`‖z₀‖` unless
     /// [`reference_norm`](FactorizedCgOptions::reference_norm) was given).
     pub rhs_norm: f64,
-    /// Relative residual norms `‖r_j‖₂ / rhs_norm` for `j = 0..=iterations`, computed by
-    /// factorized inner products. A step that ended in a non-finite or negative squared
-    /// norm adds no entry.
-    pub residual_norms: Vec<f64>,
-    /// Step lengths `α_1..α_J`.
-    pub alphas: Vec<f64>,
-    /// Ratios `β_j = ‖r_j‖² / ‖r_{j−1}‖²`, one per completed step with a valid residual.
-    pub betas: Vec<f64>,
+    /// The residual history `‖r_j‖₂ / rhs_norm` (`j = 0..=iterations`, computed by
+    /// factorized inner products), the step lengths `α` and the ratios
+    /// `β_j = ‖r_j‖² / ‖r_{j−1}‖²`.
+    pub record: KrylovRecord,
     /// The iterates `x_j − x₀` for `j = 1..=iterations`, when
     /// [`record_iterates`](FactorizedCgOptions::record_iterates) is set.
     pub iterates: Option<Vec<FactorizedVector>>,
@@ -97,12 +57,12 @@ impl FactorizedCgResult {
     /// quadrature of `log det K̃`, GSGP spec §3.10); see
     /// [`SymTridiagonal::from_cg_coefficients`].
     pub fn tridiagonal(&self) -> Result<SymTridiagonal> {
-        SymTridiagonal::from_cg_coefficients(&self.alphas, &self.betas)
+        self.record.tridiagonal()
     }
 
     /// The final relative residual norm.
     pub fn final_residual(&self) -> f64 {
-        self.residual_norms.last().copied().unwrap_or(f64::NAN)
+        self.record.final_residual()
     }
 }
 
@@ -117,7 +77,7 @@ fn zero_if_rounding_level(value: f64, bound: impl FnOnce() -> f64) -> f64 {
 
 /// The per-iteration record shared by the CG variants.
 pub(crate) struct Recorder {
-    options: FactorizedCgOptions,
+    rule: StoppingRule,
     rr: f64,
     rhs_norm: f64,
     iterations: usize,
@@ -156,7 +116,7 @@ impl Recorder {
             None
         };
         Self {
-            options: *options,
+            rule: options.stopping_rule(),
             rr: rr0,
             rhs_norm,
             iterations: 0,
@@ -245,12 +205,8 @@ impl Recorder {
         self.betas.push(beta);
         self.rr = rr_new;
         let next = self.iterations;
-        if rr_new == 0.0 || (next >= self.options.min_iterations && rel <= self.options.tolerance) {
-            self.status = Some(FactorizedStatus::Converged);
-            return None;
-        }
-        if next >= self.options.max_iterations {
-            self.status = Some(FactorizedStatus::MaxIterations);
+        if let Some(status) = self.rule.decide(next, rel, rr_new == 0.0) {
+            self.status = Some(status);
             return None;
         }
         Some(beta)
@@ -270,9 +226,11 @@ impl Recorder {
             status: self.status.unwrap_or(FactorizedStatus::MaxIterations),
             iterations: self.iterations,
             rhs_norm: self.rhs_norm,
-            residual_norms: self.residual_norms,
-            alphas: self.alphas,
-            betas: self.betas,
+            record: KrylovRecord {
+                residual_norms: self.residual_norms,
+                alphas: self.alphas,
+                betas: self.betas,
+            },
             iterates: self.iterates,
         }
     }
