@@ -13,7 +13,7 @@ pub(crate) fn check_breakdown(cg: &CgResult, context: &'static str) -> Result<()
             return Err(ModelError::CgBreakdown {
                 context,
                 column,
-                reason: format!("{b:?}"),
+                reason: b,
             });
         }
     }
