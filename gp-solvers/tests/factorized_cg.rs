@@ -371,3 +371,56 @@ fn starting_from_a_nonzero_guess() {
         assert!((res.record.residual_norms[0] - z0.norm_l2() / p.y.norm_l2()).abs() < 1e-12);
     }
 }
+
+/// The step interface runs the same operations as the wrapper: stepping to the end and
+/// finishing gives `efcg`'s result bit for bit (iterates recorded too), and a solve stopped
+/// after `k` steps is the first `k` steps of the full one.
+#[test]
+fn efcg_solver_steps_equal_the_wrapper_bit_for_bit() {
+    use gp_solvers::factorized::EfcgSolver;
+    use gp_solvers::Status;
+    for p in stable_problems() {
+        let system = p.system();
+        let start = p.start(&p.y);
+        let opts = FactorizedCgOptions {
+            tolerance: 1e-10,
+            record_iterates: true,
+            ..Default::default()
+        };
+        let full = efcg(&system, &start, &opts).unwrap();
+        let mut solver = EfcgSolver::new(&system, &start, &opts).unwrap();
+        let mut steps = 0;
+        while let Some(step) = solver.step().unwrap() {
+            steps += 1;
+            assert_eq!(step.iteration, solver.iteration());
+            assert_eq!(step.status, solver.status());
+        }
+        assert!(solver.is_finished());
+        assert_eq!(steps, full.iterations);
+        let stepped = solver.finish();
+        assert_eq!(stepped.solution, full.solution);
+        assert_eq!(stepped.solution_wt, full.solution_wt);
+        assert_eq!(stepped.status, full.status);
+        assert_eq!(stepped.record, full.record);
+        assert_eq!(stepped.iterates, full.iterates);
+
+        // Truncated after 3 steps: still running, a prefix of the full record, and its
+        // solution is the third recorded iterate.
+        let mut solver = EfcgSolver::new(&system, &start, &opts).unwrap();
+        for _ in 0..3 {
+            solver.step().unwrap();
+        }
+        assert_eq!(solver.status(), Status::Running);
+        let third = solver.solution();
+        let truncated = solver.finish();
+        assert_eq!(truncated.status, Status::Running);
+        assert_eq!(truncated.record.alphas, full.record.alphas[..3]);
+        assert_eq!(
+            truncated.record.residual_norms,
+            full.record.residual_norms[..4]
+        );
+        let iterates = full.iterates.as_ref().unwrap();
+        assert_eq!(third, iterates[2]);
+        assert_eq!(truncated.solution, iterates[2]);
+    }
+}

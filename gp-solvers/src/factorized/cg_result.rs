@@ -12,8 +12,9 @@ use crate::krylov::{KrylovRecord, StoppingRule};
 use crate::tridiagonal::SymTridiagonal;
 
 /// Why a factorized CG solve stopped: the shared [`krylov::Status`](crate::krylov::Status)
-/// under its former name ([`Status::Running`](crate::krylov::Status::Running) never appears
-/// in a [`FactorizedCgResult`]).
+/// under its former name ([`Status::Running`](crate::krylov::Status::Running) appears in a
+/// [`FactorizedCgResult`] only for a solve finished early through a step interface such as
+/// [`EfcgSolver`](super::EfcgSolver)).
 pub use crate::krylov::Status as FactorizedStatus;
 
 /// A numerical breakdown of a factorized CG solve: the shared
@@ -139,6 +140,22 @@ impl Recorder {
         self.status.is_none()
     }
 
+    /// The status so far ([`Status::Running`](crate::krylov::Status::Running) while the
+    /// solve goes on).
+    pub(crate) fn status(&self) -> FactorizedStatus {
+        self.status.unwrap_or(FactorizedStatus::Running)
+    }
+
+    /// Number of completed steps.
+    pub(crate) fn iterations(&self) -> usize {
+        self.iterations
+    }
+
+    /// Relative residual norms so far.
+    pub(crate) fn residual_norms(&self) -> &[f64] {
+        &self.residual_norms
+    }
+
     /// `α = ‖r‖² / curvature`, or `None` (and a breakdown status) if the curvature or the
     /// step is unusable.
     pub(crate) fn step_length(&mut self, curvature: f64) -> Option<f64> {
@@ -221,9 +238,9 @@ impl Recorder {
         FactorizedCgResult {
             solution,
             solution_wt,
-            // A record always ends with a status; `running` here is a solver bug, reported
-            // as the iteration cap rather than a panic.
-            status: self.status.unwrap_or(FactorizedStatus::MaxIterations),
+            // A solve finished before it stopped (through a step interface) is still
+            // running.
+            status: self.status.unwrap_or(FactorizedStatus::Running),
             iterations: self.iterations,
             rhs_norm: self.rhs_norm,
             record: KrylovRecord {
