@@ -1,7 +1,7 @@
 //! Helpers around the CG runs of the iterative models (`IterativeGp`, `Ski`): breakdown
 //! checks, solve reports and per-probe means with standard errors.
 
-use gp_solvers::{CgResult, ColumnStatus};
+use gp_solvers::{CgResult, ColumnStatus, Estimate};
 
 use crate::error::{ModelError, Result};
 use crate::iterative::SolveReport;
@@ -13,7 +13,7 @@ pub(crate) fn check_breakdown(cg: &CgResult, context: &'static str) -> Result<()
             return Err(ModelError::CgBreakdown {
                 context,
                 column,
-                reason: format!("{b:?}"),
+                reason: b,
             });
         }
     }
@@ -34,16 +34,9 @@ pub(crate) fn solve_report(cg: &CgResult) -> SolveReport {
     }
 }
 
-/// Mean and standard error (`sd/√t`, NaN for fewer than two terms) of per-probe terms.
+/// Mean and standard error (`sd/√t`, NaN for fewer than two terms) of per-probe terms, as
+/// [`Estimate::from_terms`] defines them.
 pub(crate) fn mean_and_std_error(terms: &[f64]) -> (f64, f64) {
-    if terms.is_empty() {
-        return (0.0, f64::NAN);
-    }
-    let t = terms.len() as f64;
-    let mean = terms.iter().sum::<f64>() / t;
-    if terms.len() < 2 {
-        return (mean, f64::NAN);
-    }
-    let var = terms.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (t - 1.0);
-    (mean, (var / t).sqrt())
+    let e = Estimate::from_terms(terms.to_vec(), 0.0);
+    (e.value, e.std_error)
 }

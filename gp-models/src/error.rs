@@ -2,7 +2,7 @@
 
 use gp_kernels::KernelError;
 use gp_linalg::LinalgError;
-use gp_solvers::SolverError;
+use gp_solvers::{Breakdown, SolverError};
 use gp_structured::StructuredError;
 use thiserror::Error;
 
@@ -28,8 +28,8 @@ pub enum ModelError {
         context: &'static str,
         /// The right-hand side (column of the batched solve) that broke down.
         column: usize,
-        /// What the solver reported.
-        reason: String,
+        /// The breakdown the solver reported (typed, so callers can match on it).
+        reason: Breakdown,
     },
     /// There are no training points, or the points have no coordinates.
     #[error("{context}: the training data is empty ({n} points in {d} dimensions); need at least one point with at least one coordinate")]

@@ -10,6 +10,7 @@ use thiserror::Error;
 /// and the solver returns what it computed up to that point. Errors are reserved for
 /// inputs that cannot be used at all.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum SolverError {
     /// An error from the linear-algebra layer (non-finite input, failed factorization, ...).
     #[error(transparent)]

@@ -15,7 +15,23 @@ pub struct Estimate {
 }
 
 impl Estimate {
-    pub(crate) fn from_terms(per_probe: Vec<f64>, offset: f64) -> Self {
+    /// The estimate `offset + mean(per_probe)` with the standard error of the mean,
+    /// `sd(per_probe)/√t` (sample standard deviation, divisor `t − 1`); NaN for fewer than two
+    /// terms, and value `offset` for none.
+    ///
+    /// Models that average their own per-probe terms (Hutchinson traces, SLQ terms) build
+    /// their estimates with this, so that every estimate of the workspace has the same
+    /// definition.
+    ///
+    /// ```
+    /// use gp_solvers::Estimate;
+    ///
+    /// let e = Estimate::from_terms(vec![1.0, 2.0, 3.0], 10.0);
+    /// assert_eq!(e.value, 12.0);
+    /// assert!((e.std_error - (1.0f64 / 3.0).sqrt()).abs() < 1e-15);
+    /// assert!(Estimate::from_terms(vec![1.0], 0.0).std_error.is_nan());
+    /// ```
+    pub fn from_terms(per_probe: Vec<f64>, offset: f64) -> Self {
         let t = per_probe.len() as f64;
         let mean = if per_probe.is_empty() {
             0.0

@@ -10,6 +10,10 @@
 //!   increment `Δ_j`, direction `d` and `A d`; stop whenever you like); [`cg()`](cg()) runs it to
 //!   the end. The result records the residual histories, the `α`/`β` coefficients, the
 //!   Lanczos tridiagonals and, on request, the search directions and their products.
+//! * [`krylov`]: what every Krylov method shares: the [`StoppingRule`], the per-solve
+//!   [`Status`] and [`Breakdown`] (judged against the problem's scale: a rounding-level
+//!   negative squared norm is convergence) and the [`KrylovRecord`] of residual norms,
+//!   `α`/`β` and the implied tridiagonal.
 //! * [`lanczos`](mod@lanczos): Lanczos with full re-orthogonalization (`Q`, `T`).
 //! * [`tridiagonal`]: [`SymTridiagonal`], its eigen-decomposition and Gauss quadrature
 //!   `e₁ᵀ f(T) e₁`; the tridiagonal implied by CG coefficients.
@@ -21,7 +25,7 @@
 //!   `tr(A⁻¹ ∂A)` — what an iterative exact GP needs per likelihood evaluation.
 //! * [`factorized`]: the GSGP solvers for interpolated (SKI) systems `W K_G Wᵀ + σ²I`:
 //!   factorized CG ([`fcg()`]), efficiently factorized CG ([`efcg()`], one `K_G` and one
-//!   `S = WᵀW` product per iteration), simplified EFCG for right-hand sides in `range(W)`
+//!   `S = WᵀW` product per iteration; [`EfcgSolver`] is its step interface), simplified EFCG for right-hand sides in `range(W)`
 //!   ([`efcg_simplified()`]), factorized Lanczos ([`fla()`], [`efla()`]): the iterates of
 //!   CG/Lanczos on the `n×n` system at a cost per iteration independent of `n`, behind the
 //!   [`FactorizedSystem`] trait.
@@ -58,6 +62,7 @@ pub mod cg;
 pub mod error;
 pub mod estimate;
 pub mod factorized;
+pub mod krylov;
 pub mod lanczos;
 pub mod precond;
 pub mod probe_solve;
@@ -77,11 +82,12 @@ pub use cg::{
 pub use error::{Result, SolverError};
 pub use estimate::Estimate;
 pub use factorized::{
-    efcg, efcg_simplified, efla, fcg, fla, FactorizedBreakdown, FactorizedCgOptions,
-    FactorizedCgResult, FactorizedLanczos, FactorizedStatus, FactorizedSystem, FactorizedVector,
-    OperatorSystem, StartVector,
+    efcg, efcg_simplified, efla, fcg, fla, EfcgSolver, EfcgStep, FactorizedBreakdown,
+    FactorizedCgOptions, FactorizedCgResult, FactorizedLanczos, FactorizedStatus, FactorizedSystem,
+    FactorizedVector, OperatorSystem, StartVector,
 };
 pub use gp_linalg::LinearOperator;
+pub use krylov::{KrylovRecord, Status, StoppingRule};
 pub use lanczos::{lanczos, Lanczos, LanczosOptions, LanczosStatus};
 pub use precond::pivoted_cholesky::{
     pivoted_cholesky_preconditioner, ColumnAccess, PivotedCholesky, PivotedCholeskyOptions,

@@ -119,7 +119,11 @@ fn nan_in_operator_gives_non_finite_status() {
     );
     assert_eq!(res.columns[0].iterations, 3);
     assert!(res.solution.is_all_finite());
-    assert!(res.columns[0].residual_norms.iter().all(|r| r.is_finite()));
+    assert!(res.columns[0]
+        .record
+        .residual_norms
+        .iter()
+        .all(|r| r.is_finite()));
     // The tridiagonal of the valid steps is still available.
     assert_eq!(res.columns[0].tridiagonal().unwrap().dim(), 3);
 }

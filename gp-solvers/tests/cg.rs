@@ -26,10 +26,10 @@ fn solution_matches_dense_solve() {
     // ‖x − x*‖ ≤ κ · tol · ‖x*‖-ish; κ = 10 here.
     assert!(max_abs_diff(res.solution.as_ref(), exact.as_ref()) < 1e-10);
     for col in &res.columns {
-        assert_eq!(col.residual_norms.len(), col.iterations + 1);
-        assert_eq!(col.alphas.len(), col.iterations);
+        assert_eq!(col.record.residual_norms.len(), col.iterations + 1);
+        assert_eq!(col.record.alphas.len(), col.iterations);
         assert!(col.final_residual() <= 1e-12);
-        assert_eq!(col.residual_norms[0], 1.0);
+        assert_eq!(col.record.residual_norms[0], 1.0);
     }
 }
 
@@ -166,9 +166,9 @@ fn step_interface_gives_identical_iterates() {
     assert_eq!(stepped.solution, batch.solution);
     assert!(max_abs_diff(sum.as_ref(), batch.solution.as_ref()) < 1e-12);
     for (s, b) in stepped.columns.iter().zip(&batch.columns) {
-        assert_eq!(s.alphas, b.alphas);
-        assert_eq!(s.betas, b.betas);
-        assert_eq!(s.residual_norms, b.residual_norms);
+        assert_eq!(s.record.alphas, b.record.alphas);
+        assert_eq!(s.record.betas, b.record.betas);
+        assert_eq!(s.record.residual_norms, b.record.residual_norms);
         assert_eq!(s.status, b.status);
     }
 }

@@ -103,19 +103,20 @@ fn coefficients_residuals_and_tridiagonal_equal_plain_cg() {
         let col = &plain.columns[0];
         for (name, solver) in SOLVERS {
             let res = solver(&p.system(), &p.start(&p.y), &recording(0.0, 10)).unwrap();
-            assert_eq!(res.alphas.len(), 10);
-            assert_eq!(res.betas.len(), 10);
-            assert_eq!(res.residual_norms.len(), 11);
+            assert_eq!(res.record.alphas.len(), 10);
+            assert_eq!(res.record.betas.len(), 10);
+            assert_eq!(res.record.residual_norms.len(), 11);
             for j in 0..10 {
-                let (a, b) = (res.alphas[j], col.alphas[j]);
+                let (a, b) = (res.record.alphas[j], col.record.alphas[j]);
                 assert!((a - b).abs() <= 1e-10 * b.abs(), "{name} α_{j}: {a} vs {b}");
-                let (a, b) = (res.betas[j], col.betas[j]);
+                let (a, b) = (res.record.betas[j], col.record.betas[j]);
                 assert!((a - b).abs() <= 1e-10 * b.abs(), "{name} β_{j}: {a} vs {b}");
             }
             for (j, (a, b)) in res
+                .record
                 .residual_norms
                 .iter()
-                .zip(&col.residual_norms)
+                .zip(&col.record.residual_norms)
                 .enumerate()
             {
                 assert!(
@@ -291,7 +292,7 @@ fn corrected_efcg_follows_cg_for_30_iterations_where_the_printed_one_does_not() 
             &reference[drift.len()],
         ));
     }
-    let drift_residuals = solver.column(0).unwrap().residual_norms.clone();
+    let drift_residuals = solver.column(0).unwrap().record.residual_norms.clone();
     let plain = plain_cg(&p, &p.y, 0.0, k);
     for (name, solver) in SOLVERS {
         let res = solver(&p.system(), &p.start(&p.y), &recording(0.0, k)).unwrap();
@@ -311,9 +312,9 @@ fn corrected_efcg_follows_cg_for_30_iterations_where_the_printed_one_does_not() 
             );
             assert!(d < 1e-6, "{name} iterate {}: {d:e}", j + 1);
         }
-        let plain_res = &plain.columns[0].residual_norms;
-        assert_eq!(res.residual_norms.len(), plain_res.len());
-        for (j, (a, b)) in res.residual_norms.iter().zip(plain_res).enumerate() {
+        let plain_res = &plain.columns[0].record.residual_norms;
+        assert_eq!(res.record.residual_norms.len(), plain_res.len());
+        for (j, (a, b)) in res.record.residual_norms.iter().zip(plain_res).enumerate() {
             let drift = (drift_residuals[j] - b).abs();
             assert!(
                 (a - b).abs() <= (100.0 * drift).max(1e-10 * b),
@@ -367,6 +368,59 @@ fn starting_from_a_nonzero_guess() {
         let x = &x0 + res.solution.expand(&p.w_op(), z0.as_ref()).unwrap();
         let true_res = (&p.y - &p.ktilde * &x).norm_l2() / p.y.norm_l2();
         assert!(true_res <= 1.01 * tol, "{name}: {true_res:e}");
-        assert!((res.residual_norms[0] - z0.norm_l2() / p.y.norm_l2()).abs() < 1e-12);
+        assert!((res.record.residual_norms[0] - z0.norm_l2() / p.y.norm_l2()).abs() < 1e-12);
+    }
+}
+
+/// The step interface runs the same operations as the wrapper: stepping to the end and
+/// finishing gives `efcg`'s result bit for bit (iterates recorded too), and a solve stopped
+/// after `k` steps is the first `k` steps of the full one.
+#[test]
+fn efcg_solver_steps_equal_the_wrapper_bit_for_bit() {
+    use gp_solvers::factorized::EfcgSolver;
+    use gp_solvers::Status;
+    for p in stable_problems() {
+        let system = p.system();
+        let start = p.start(&p.y);
+        let opts = FactorizedCgOptions {
+            tolerance: 1e-10,
+            record_iterates: true,
+            ..Default::default()
+        };
+        let full = efcg(&system, &start, &opts).unwrap();
+        let mut solver = EfcgSolver::new(&system, &start, &opts).unwrap();
+        let mut steps = 0;
+        while let Some(step) = solver.step().unwrap() {
+            steps += 1;
+            assert_eq!(step.iteration, solver.iteration());
+            assert_eq!(step.status, solver.status());
+        }
+        assert!(solver.is_finished());
+        assert_eq!(steps, full.iterations);
+        let stepped = solver.finish();
+        assert_eq!(stepped.solution, full.solution);
+        assert_eq!(stepped.solution_wt, full.solution_wt);
+        assert_eq!(stepped.status, full.status);
+        assert_eq!(stepped.record, full.record);
+        assert_eq!(stepped.iterates, full.iterates);
+
+        // Truncated after 3 steps: still running, a prefix of the full record, and its
+        // solution is the third recorded iterate.
+        let mut solver = EfcgSolver::new(&system, &start, &opts).unwrap();
+        for _ in 0..3 {
+            solver.step().unwrap();
+        }
+        assert_eq!(solver.status(), Status::Running);
+        let third = solver.solution();
+        let truncated = solver.finish();
+        assert_eq!(truncated.status, Status::Running);
+        assert_eq!(truncated.record.alphas, full.record.alphas[..3]);
+        assert_eq!(
+            truncated.record.residual_norms,
+            full.record.residual_norms[..4]
+        );
+        let iterates = full.iterates.as_ref().unwrap();
+        assert_eq!(third, iterates[2]);
+        assert_eq!(truncated.solution, iterates[2]);
     }
 }

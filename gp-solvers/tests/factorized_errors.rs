@@ -194,7 +194,7 @@ fn degenerate_cg_runs() {
         let res = solver(&sys, &zero, &Default::default()).unwrap();
         assert_eq!(res.status, FactorizedStatus::Converged);
         assert_eq!(res.iterations, 0);
-        assert_eq!(res.residual_norms, vec![0.0]);
+        assert_eq!(res.record.residual_norms, vec![0.0]);
         assert_eq!(res.solution.hat.norm_l2(), 0.0);
         assert_eq!(res.solution.coeff, 0.0);
         assert!(res.tridiagonal().unwrap().is_empty());
@@ -206,7 +206,7 @@ fn degenerate_cg_runs() {
         let res = solver(&sys, &p.start(&p.y), &o).unwrap();
         assert_eq!(res.status, FactorizedStatus::MaxIterations);
         assert_eq!(res.iterations, 0);
-        assert_eq!(res.residual_norms, vec![1.0]);
+        assert_eq!(res.record.residual_norms, vec![1.0]);
     }
 }
 
@@ -247,7 +247,7 @@ fn breakdowns_end_with_a_status() {
             res.status
         );
         assert_eq!(res.iterations, 1);
-        assert_eq!(res.residual_norms.len(), 1);
+        assert_eq!(res.record.residual_norms.len(), 1);
     }
     let res = efcg_simplified(&sys, start.g(), &Default::default()).unwrap();
     assert!(matches!(
@@ -293,7 +293,7 @@ fn non_finite_products_end_with_a_status() {
             "{}",
             res.iterations
         );
-        assert!(res.alphas.iter().all(|a| a.is_finite()));
+        assert!(res.record.alphas.iter().all(|a| a.is_finite()));
     }
     for solver in [fla, efla] {
         let sys = Poisoned(p.system(), 6);

@@ -153,6 +153,6 @@ fn rhs_in_the_null_space_of_w_is_solved_at_once() {
     .unwrap();
     assert!(res.converged());
     assert_eq!(res.iterations, 0);
-    assert_eq!(res.residual_norms, vec![0.0]);
+    assert_eq!(res.record.residual_norms, vec![0.0]);
     assert_eq!(res.solution_wt.norm_l2(), 0.0);
 }

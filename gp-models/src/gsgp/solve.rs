@@ -25,7 +25,7 @@ pub(crate) fn check_factorized(
         return Err(ModelError::CgBreakdown {
             context,
             column,
-            reason: format!("{b:?}"),
+            reason: b,
         });
     }
     Ok(())

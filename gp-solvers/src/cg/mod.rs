@@ -6,9 +6,11 @@ pub(crate) mod options;
 mod reorth;
 mod result;
 mod state;
-mod status;
 
+pub use crate::krylov::Breakdown;
+/// The status of one column of a CG run: the shared [`krylov::Status`](crate::krylov::Status)
+/// under its former name.
+pub use crate::krylov::Status as ColumnStatus;
 pub use options::CgOptions;
 pub use result::{CgColumn, CgResult, Directions};
 pub use state::{cg, CgSolver, CgStep};
-pub use status::{Breakdown, ColumnStatus};

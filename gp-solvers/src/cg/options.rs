@@ -1,6 +1,7 @@
 //! Options of the conjugate-gradient solver.
 
-use crate::error::{invalid, Result};
+use crate::error::Result;
+use crate::krylov::StoppingRule;
 
 /// Options of [`CgSolver`](crate::CgSolver) and [`cg`](crate::cg()).
 ///
@@ -43,29 +44,16 @@ impl CgOptions {
     /// Checks the options: a finite, non-negative tolerance and
     /// `min_iterations ≤ max_iterations`.
     pub fn validate(&self) -> Result<()> {
-        validate_stopping_rule(self.tolerance, self.min_iterations, self.max_iterations)?;
-        Ok(())
+        self.stopping_rule().validate()
     }
-}
 
-/// The checks every iterative solver's options share: a finite, non-negative relative
-/// tolerance and `min_iterations ≤ max_iterations`.
-pub(crate) fn validate_stopping_rule(
-    tolerance: f64,
-    min_iterations: usize,
-    max_iterations: usize,
-) -> Result<()> {
-    if !(tolerance.is_finite() && tolerance >= 0.0) {
-        return Err(invalid(
-            "tolerance",
-            format!("must be finite and non-negative, got {tolerance}"),
-        ));
+    /// The stopping rule of these options (`tolerance`, `min_iterations`,
+    /// `max_iterations`).
+    pub fn stopping_rule(&self) -> StoppingRule {
+        StoppingRule {
+            tolerance: self.tolerance,
+            min_iterations: self.min_iterations,
+            max_iterations: self.max_iterations,
+        }
     }
-    if min_iterations > max_iterations {
-        return Err(invalid(
-            "min_iterations",
-            format!("{min_iterations} exceeds max_iterations = {max_iterations}"),
-        ));
-    }
-    Ok(())
 }

@@ -2,8 +2,9 @@
 
 use faer::{Mat, MatRef};
 
-use super::status::ColumnStatus;
+use super::ColumnStatus;
 use crate::error::Result;
+use crate::krylov::KrylovRecord;
 use crate::tridiagonal::SymTridiagonal;
 
 /// The search directions of one column and their products with the operator, in the order
@@ -67,15 +68,10 @@ pub struct CgColumn {
     /// `bᵀ P⁻¹ b` (`‖b‖²` without preconditioner): the squared norm of the whitened start
     /// vector `P^{-1/2} b`, the weight of stochastic Lanczos quadrature.
     pub rhs_precond_norm_sq: f64,
-    /// Relative residual norms `‖r_j‖₂ / ‖b‖₂` for `j = 0..=iterations` (entry 0 is 1, or
-    /// 0 for a zero right-hand side). A step that ended in a non-finite breakdown adds no
-    /// entry.
-    pub residual_norms: Vec<f64>,
-    /// Step lengths `α_1..α_J`.
-    pub alphas: Vec<f64>,
-    /// Ratios `β_j = r_jᵀ P⁻¹ r_j / r_{j−1}ᵀ P⁻¹ r_{j−1}`, one per completed step whose new
-    /// residual was finite.
-    pub betas: Vec<f64>,
+    /// The residual history `‖r_j‖₂ / ‖b‖₂` (`j = 0..=iterations`, entry 0 is 1, or 0 for
+    /// a zero right-hand side), the step lengths `α` and the ratios
+    /// `β_j = r_jᵀ P⁻¹ r_j / r_{j−1}ᵀ P⁻¹ r_{j−1}`.
+    pub record: KrylovRecord,
     /// The search directions and their products with `A`, when
     /// [`CgOptions::record_directions`](crate::CgOptions::record_directions) is set.
     pub directions: Option<Directions>,
@@ -90,12 +86,12 @@ impl CgColumn {
     /// The Lanczos tridiagonal `T` (`J×J`, `J` = [`iterations`](Self::iterations)) implied by
     /// the CG coefficients; see [`SymTridiagonal::from_cg_coefficients`].
     pub fn tridiagonal(&self) -> Result<SymTridiagonal> {
-        SymTridiagonal::from_cg_coefficients(&self.alphas, &self.betas)
+        self.record.tridiagonal()
     }
 
     /// The final relative residual norm.
     pub fn final_residual(&self) -> f64 {
-        self.residual_norms.last().copied().unwrap_or(f64::NAN)
+        self.record.final_residual()
     }
 }
 

@@ -7,8 +7,10 @@ use super::kernels::{axpy, dot, norm2};
 use super::options::CgOptions;
 use super::reorth::ReorthBasis;
 use super::result::{CgColumn, CgResult, Directions};
-use super::status::{Breakdown, ColumnStatus};
+use super::{Breakdown, ColumnStatus};
 use crate::error::{check_shape, Result, SolverError};
+use crate::krylov::scale::{abs_dot, is_rounding_level, rounding_bound};
+use crate::krylov::{KrylovRecord, StoppingRule};
 use crate::precond::Preconditioner;
 
 /// What one call of [`CgSolver::step`] did.
@@ -65,6 +67,7 @@ pub struct CgSolver<'a> {
     op: &'a dyn LinearOperator,
     precond: Option<&'a dyn Preconditioner>,
     options: CgOptions,
+    rule: StoppingRule,
     n: usize,
     x: Mat<f64>,
     r: Mat<f64>,
@@ -156,9 +159,11 @@ impl<'a> CgSolver<'a> {
                 iterations: 0,
                 rhs_norm: bnorm,
                 rhs_precond_norm_sq: if zero { 0.0 } else { z },
-                residual_norms: vec![if zero { 0.0 } else { 1.0 }],
-                alphas: Vec::new(),
-                betas: Vec::new(),
+                record: KrylovRecord {
+                    residual_norms: vec![if zero { 0.0 } else { 1.0 }],
+                    alphas: Vec::new(),
+                    betas: Vec::new(),
+                },
                 directions: options.record_directions.then(|| Directions::new(n)),
             });
             if options.reorthogonalize {
@@ -173,6 +178,7 @@ impl<'a> CgSolver<'a> {
             op,
             precond,
             options: *options,
+            rule: options.stopping_rule(),
             n,
             d: s.clone(),
             x: Mat::zeros(n, m),
@@ -354,10 +360,18 @@ impl<'a> CgSolver<'a> {
             }
             let r = self.r.col_as_slice(c);
             let s = self.s.col_as_slice(c);
-            let rz_new = dot(r, s);
+            let mut rz_new = dot(r, s);
             let rnorm = norm2(r);
+            // A negative rᵀP⁻¹r within the rounding error of its own terms (after the
+            // residual has underflowed, −5e-324 is typical) is zero to working precision:
+            // the column has converged, as for an exactly zero value. Only a value beyond
+            // that bound shows an indefinite preconditioner. The bound costs a pass over
+            // `r` and `s`, made only on this rare path.
+            if rz_new < 0.0 && is_rounding_level(rz_new, rounding_bound(n, abs_dot(r, s))) {
+                rz_new = 0.0;
+            }
             let column = &mut self.columns[c];
-            column.alphas.push(step_alpha[c]);
+            column.record.alphas.push(step_alpha[c]);
             column.iterations += 1;
             if !(rz_new.is_finite() && rnorm.is_finite()) {
                 column.status = ColumnStatus::Breakdown(Breakdown::NonFinite);
@@ -365,9 +379,9 @@ impl<'a> CgSolver<'a> {
                 continue;
             }
             let rel = rnorm / column.rhs_norm;
-            column.residual_norms.push(rel);
+            column.record.residual_norms.push(rel);
             let beta = rz_new / self.rz[c];
-            column.betas.push(beta);
+            column.record.betas.push(beta);
             if rz_new < 0.0 {
                 column.status =
                     ColumnStatus::Breakdown(Breakdown::IndefinitePreconditioner { value: rz_new });
@@ -376,13 +390,8 @@ impl<'a> CgSolver<'a> {
             }
             self.rz[c] = rz_new;
             let exact = rnorm == 0.0 || rz_new == 0.0;
-            if exact || (next >= self.options.min_iterations && rel <= self.options.tolerance) {
-                column.status = ColumnStatus::Converged;
-                stopped.push(c);
-                continue;
-            }
-            if next >= self.options.max_iterations {
-                column.status = ColumnStatus::MaxIterations;
+            if let Some(status) = self.rule.decide(next, rel, exact) {
+                column.status = status;
                 stopped.push(c);
                 continue;
             }

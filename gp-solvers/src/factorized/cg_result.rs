@@ -7,53 +7,19 @@ use faer::Col;
 use super::options::FactorizedCgOptions;
 use super::vector::FactorizedVector;
 use crate::error::Result;
+use crate::krylov::scale::is_rounding_level;
+use crate::krylov::{KrylovRecord, StoppingRule};
 use crate::tridiagonal::SymTridiagonal;
 
-/// Why a factorized CG solve stopped.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum FactorizedStatus {
-    /// The tolerance was met (or the squared residual norm became exactly zero).
-    Converged,
-    /// `max_iterations` was reached without meeting the tolerance.
-    MaxIterations,
-    /// The iteration broke down; the solution holds the last iterate.
-    Breakdown(FactorizedBreakdown),
-}
+/// Why a factorized CG solve stopped: the shared [`krylov::Status`](crate::krylov::Status)
+/// under its former name ([`Status::Running`](crate::krylov::Status::Running) appears in a
+/// [`FactorizedCgResult`] only for a solve finished early through a step interface such as
+/// [`EfcgSolver`](super::EfcgSolver)).
+pub use crate::krylov::Status as FactorizedStatus;
 
-impl FactorizedStatus {
-    /// Whether the tolerance was met.
-    pub fn is_converged(&self) -> bool {
-        matches!(self, Self::Converged)
-    }
-
-    /// Whether the iteration broke down.
-    pub fn is_breakdown(&self) -> bool {
-        matches!(self, Self::Breakdown(_))
-    }
-}
-
-/// A numerical breakdown of a factorized CG solve.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum FactorizedBreakdown {
-    /// The curvature `pᵀ K̃ p` of a search direction, computed by the factorized inner
-    /// product, was zero or negative: `K_G` or `S` is not positive semi-definite (with
-    /// `σ² = 0`: `K̃` is singular on the Krylov space).
-    NonPositiveCurvature {
-        /// The curvature found.
-        curvature: f64,
-    },
-    /// The factorized squared residual norm `r̂ᵀS r̂ + 2 c η + c² ρ` came out negative. It is
-    /// a sum of terms that cancel as the residual shrinks, so this means that the residual
-    /// fell below what the representation resolves (roughly `√ε` times the size of its two
-    /// parts, which happens when `z₀` lies almost in `range(W)`), or that `S` is not
-    /// positive semi-definite or `(g, ρ)` do not come from one `z₀`.
-    NegativeSquaredNorm {
-        /// The value found.
-        value: f64,
-    },
-    /// A NaN or infinite value appeared.
-    NonFinite,
-}
+/// A numerical breakdown of a factorized CG solve: the shared
+/// [`krylov::Breakdown`](crate::krylov::Breakdown) under its former name.
+pub use crate::krylov::Breakdown as FactorizedBreakdown;
 
 /// The outcome of a factorized CG solve of `K̃ x = b` from `x₀` (the solvers see only the
 /// initial residual `z₀ = b − K̃ x₀`).
@@ -73,14 +39,10 @@ pub struct FactorizedCgResult {
     /// The reference norm of the tolerance test (`‖z₀‖` unless
     /// [`reference_norm`](FactorizedCgOptions::reference_norm) was given).
     pub rhs_norm: f64,
-    /// Relative residual norms `‖r_j‖₂ / rhs_norm` for `j = 0..=iterations`, computed by
-    /// factorized inner products. A step that ended in a non-finite or negative squared
-    /// norm adds no entry.
-    pub residual_norms: Vec<f64>,
-    /// Step lengths `α_1..α_J`.
-    pub alphas: Vec<f64>,
-    /// Ratios `β_j = ‖r_j‖² / ‖r_{j−1}‖²`, one per completed step with a valid residual.
-    pub betas: Vec<f64>,
+    /// The residual history `‖r_j‖₂ / rhs_norm` (`j = 0..=iterations`, computed by
+    /// factorized inner products), the step lengths `α` and the ratios
+    /// `β_j = ‖r_j‖² / ‖r_{j−1}‖²`.
+    pub record: KrylovRecord,
     /// The iterates `x_j − x₀` for `j = 1..=iterations`, when
     /// [`record_iterates`](FactorizedCgOptions::record_iterates) is set.
     pub iterates: Option<Vec<FactorizedVector>>,
@@ -96,18 +58,27 @@ impl FactorizedCgResult {
     /// quadrature of `log det K̃`, GSGP spec §3.10); see
     /// [`SymTridiagonal::from_cg_coefficients`].
     pub fn tridiagonal(&self) -> Result<SymTridiagonal> {
-        SymTridiagonal::from_cg_coefficients(&self.alphas, &self.betas)
+        self.record.tridiagonal()
     }
 
     /// The final relative residual norm.
     pub fn final_residual(&self) -> f64 {
-        self.residual_norms.last().copied().unwrap_or(f64::NAN)
+        self.record.final_residual()
+    }
+}
+
+/// `0` for a negative `value` within the rounding-error bound `bound()`, else `value`.
+fn zero_if_rounding_level(value: f64, bound: impl FnOnce() -> f64) -> f64 {
+    if value < 0.0 && is_rounding_level(value, bound()) {
+        0.0
+    } else {
+        value
     }
 }
 
 /// The per-iteration record shared by the CG variants.
 pub(crate) struct Recorder {
-    options: FactorizedCgOptions,
+    rule: StoppingRule,
     rr: f64,
     rhs_norm: f64,
     iterations: usize,
@@ -120,7 +91,15 @@ pub(crate) struct Recorder {
 
 impl Recorder {
     /// Starts the record for an initial squared residual norm `rr0 = ‖z₀‖²`.
-    pub(crate) fn new(options: &FactorizedCgOptions, rr0: f64) -> Self {
+    ///
+    /// `rr0_bound` gives the rounding-error bound of `rr0` (see [`crate::krylov`]); it is
+    /// only called when `rr0` came out negative, and a value within it counts as zero.
+    pub(crate) fn new(
+        options: &FactorizedCgOptions,
+        rr0: f64,
+        rr0_bound: impl FnOnce() -> f64,
+    ) -> Self {
+        let rr0 = zero_if_rounding_level(rr0, rr0_bound);
         let norm0 = rr0.max(0.0).sqrt();
         let rhs_norm = options.reference_norm.unwrap_or(norm0);
         let zero = rr0 == 0.0;
@@ -138,7 +117,7 @@ impl Recorder {
             None
         };
         Self {
-            options: *options,
+            rule: options.stopping_rule(),
             rr: rr0,
             rhs_norm,
             iterations: 0,
@@ -159,6 +138,22 @@ impl Recorder {
     /// Whether the solve goes on.
     pub(crate) fn running(&self) -> bool {
         self.status.is_none()
+    }
+
+    /// The status so far ([`Status::Running`](crate::krylov::Status::Running) while the
+    /// solve goes on).
+    pub(crate) fn status(&self) -> FactorizedStatus {
+        self.status.unwrap_or(FactorizedStatus::Running)
+    }
+
+    /// Number of completed steps.
+    pub(crate) fn iterations(&self) -> usize {
+        self.iterations
+    }
+
+    /// Relative residual norms so far.
+    pub(crate) fn residual_norms(&self) -> &[f64] {
+        &self.residual_norms
     }
 
     /// `α = ‖r‖² / curvature`, or `None` (and a breakdown status) if the curvature or the
@@ -196,7 +191,19 @@ impl Recorder {
 
     /// Records a completed step with step length `alpha` and new squared residual norm
     /// `rr_new`; returns `β` if the solve goes on.
-    pub(crate) fn complete_step(&mut self, alpha: f64, rr_new: f64) -> Option<f64> {
+    ///
+    /// `rr_bound` gives the rounding-error bound of `rr_new` (see [`crate::krylov`]); it is
+    /// only called when `rr_new` came out negative. A negative value within it is zero to
+    /// working precision (the residual has converged as far as the factorized
+    /// representation resolves it) and ends the solve as converged; only a value beyond it
+    /// is a [`FactorizedBreakdown::NegativeSquaredNorm`].
+    pub(crate) fn complete_step(
+        &mut self,
+        alpha: f64,
+        rr_new: f64,
+        rr_bound: impl FnOnce() -> f64,
+    ) -> Option<f64> {
+        let rr_new = zero_if_rounding_level(rr_new, rr_bound);
         self.alphas.push(alpha);
         self.iterations += 1;
         if !rr_new.is_finite() {
@@ -215,12 +222,8 @@ impl Recorder {
         self.betas.push(beta);
         self.rr = rr_new;
         let next = self.iterations;
-        if rr_new == 0.0 || (next >= self.options.min_iterations && rel <= self.options.tolerance) {
-            self.status = Some(FactorizedStatus::Converged);
-            return None;
-        }
-        if next >= self.options.max_iterations {
-            self.status = Some(FactorizedStatus::MaxIterations);
+        if let Some(status) = self.rule.decide(next, rel, rr_new == 0.0) {
+            self.status = Some(status);
             return None;
         }
         Some(beta)
@@ -235,14 +238,16 @@ impl Recorder {
         FactorizedCgResult {
             solution,
             solution_wt,
-            // A record always ends with a status; `running` here is a solver bug, reported
-            // as the iteration cap rather than a panic.
-            status: self.status.unwrap_or(FactorizedStatus::MaxIterations),
+            // A solve finished before it stopped (through a step interface) is still
+            // running.
+            status: self.status.unwrap_or(FactorizedStatus::Running),
             iterations: self.iterations,
             rhs_norm: self.rhs_norm,
-            residual_norms: self.residual_norms,
-            alphas: self.alphas,
-            betas: self.betas,
+            record: KrylovRecord {
+                residual_norms: self.residual_norms,
+                alphas: self.alphas,
+                betas: self.betas,
+            },
             iterates: self.iterates,
         }
     }

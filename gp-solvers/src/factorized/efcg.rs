@@ -4,9 +4,10 @@ use super::cg_result::{FactorizedCgResult, Recorder};
 use super::options::FactorizedCgOptions;
 use super::split::split_start;
 use super::system::{check_system, FactorizedSystem, Products, StartVector};
-use super::vector::{w_transpose_from, FactorizedVector};
+use super::vector::{s_norm_estimate, squared_norm_bound, w_transpose_from, FactorizedVector};
 use crate::cg::kernels::{axpy, dot};
 use crate::error::Result;
+use crate::krylov::Status;
 
 /// Efficiently factorized conjugate gradients: the iterates of [`cg`](crate::cg()) on
 /// `K̃ = W K_G Wᵀ + σ² I_n` for the right-hand side `z₀` (from `x = 0`), at one `K_G` and
@@ -73,78 +74,240 @@ pub fn efcg(
     start: &StartVector,
     options: &FactorizedCgOptions,
 ) -> Result<FactorizedCgResult> {
-    options.validate()?;
-    let m = check_system(system, Some(start), "efcg (g = Wᵀz₀)")?;
-    let ops = Products::new(system);
-    let sigma2 = ops.sigma2;
-    let g = start.g_slice();
-    let rho = start.rho();
-    let mut rec = Recorder::new(options, rho);
-    let mut x = vec![0.0; m];
-    let mut sx = vec![0.0; m];
-    let mut cx = 0.0;
-    // The split z₀ = W ŷ₀ + z₀': the iteration runs on g₀ = Wᵀz₀' and ρ₀ = ‖z₀'‖².
-    let mut g0 = g.to_vec();
-    let mut y0: Option<Vec<f64>> = None;
-    if rec.running() {
-        let (mut r, mut cr) = (vec![0.0; m], 1.0);
-        let (mut p, mut cp) = (vec![0.0; m], 1.0);
-        // Â p̂, S p̂ and g₀ᵀp̂ (p̂ = r̂ = ŷ₀ at the start, 0 without a split).
-        let (mut z, mut s, mut gamma) = (vec![0.0; m], vec![0.0; m], 0.0);
-        let mut rho0 = rho;
-        if let Some(split) = split_start(&ops, g) {
-            let yh = split.y_hat;
-            s.copy_from_slice(&split.s_y_hat);
-            // Â ŷ₀ = K_G S ŷ₀ + σ² ŷ₀.
-            ops.kg(&s, &mut z);
-            axpy(sigma2, &yh, &mut z);
-            axpy(-1.0, &s, &mut g0);
-            rho0 = (rho - 2.0 * dot(&yh, g) + dot(&yh, &s)).max(0.0);
-            r.copy_from_slice(&yh);
-            p.copy_from_slice(&yh);
-            gamma = dot(&g0, &yh);
-            y0 = Some(yh);
+    let mut solver = EfcgSolver::new(system, start, options)?;
+    while solver.step()?.is_some() {}
+    Ok(solver.finish())
+}
+
+/// What one [`EfcgSolver::step`] did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct EfcgStep {
+    /// The number of the step just taken (1-based).
+    pub iteration: usize,
+    /// The solver's status after the step ([`Status::Running`] if it goes on).
+    pub status: Status,
+}
+
+/// EFCG as a step interface, like [`CgSolver`](crate::CgSolver): set up with
+/// [`new`](Self::new), advance with [`step`](Self::step) (stop whenever you like, e.g. to
+/// truncate the solve or observe each iterate), read the state with the accessors and end
+/// with [`finish`](Self::finish). Stepping until `step` returns `None` and finishing gives
+/// exactly [`efcg`]'s result (same operations in the same order).
+///
+/// ```
+/// use faer::{Col, Mat};
+/// use gp_linalg::DenseOperator;
+/// use gp_solvers::factorized::{EfcgSolver, FactorizedCgOptions, OperatorSystem, StartVector};
+///
+/// let kg = DenseOperator::new(Mat::from_fn(3, 3, |i, j| if i == j { 2.0 } else { 0.5 }));
+/// let s = DenseOperator::new(Mat::<f64>::identity(3, 3));
+/// let system = OperatorSystem::new(&kg, &s, 0.1)?;
+/// let start = StartVector::new(Col::from_fn(3, |i| i as f64 + 1.0), 20.0)?;
+/// let mut solver = EfcgSolver::new(&system, &start, &FactorizedCgOptions::default())?;
+/// // Take at most two steps, then stop.
+/// for _ in 0..2 {
+///     if solver.step()?.is_none() {
+///         break;
+///     }
+/// }
+/// assert!(solver.iteration() <= 2);
+/// let truncated = solver.finish();
+/// assert_eq!(truncated.iterations, truncated.record.alphas.len());
+/// # Ok::<(), gp_solvers::SolverError>(())
+/// ```
+pub struct EfcgSolver<'a> {
+    ops: Products<'a>,
+    rec: Recorder,
+    /// `x̂`, `S x̂` and `c_x` of the iterate in the split representation.
+    x: Vec<f64>,
+    sx: Vec<f64>,
+    cx: f64,
+    /// `g₀ = Wᵀz₀'` and `ρ₀ = ‖z₀'‖²` of the split, and `ŷ₀` (if a split was made).
+    g0: Vec<f64>,
+    rho0: f64,
+    y0: Option<Vec<f64>>,
+    /// Residual `W r̂ + c_r z₀'` and direction `W p̂ + c_p z₀'`.
+    r: Vec<f64>,
+    cr: f64,
+    p: Vec<f64>,
+    cp: f64,
+    /// `ẑ = Â p̂`, `ŝ = S p̂`, `γ = g₀ᵀp̂`, `h = K_G g₀`.
+    z: Vec<f64>,
+    s: Vec<f64>,
+    gamma: f64,
+    h: Vec<f64>,
+    /// `‖S‖` estimate of the rounding bound of the squared norms.
+    s_norm: f64,
+    /// Work space: `B(r̂) = (v̂, û)` and the hat part `â` of `K̃ p`.
+    v: Vec<f64>,
+    u: Vec<f64>,
+    a: Vec<f64>,
+}
+
+impl std::fmt::Debug for EfcgSolver<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EfcgSolver")
+            .field("m", &self.x.len())
+            .field("iteration", &self.rec.iterations())
+            .field("status", &self.rec.status())
+            .finish()
+    }
+}
+
+impl<'a> EfcgSolver<'a> {
+    /// Sets up EFCG for the start vector `start` (the split of `z₀` and `h = K_G g₀`: two
+    /// `K_G` and one `S` product, none if the solve is already over).
+    ///
+    /// Errors as [`efcg`].
+    pub fn new(
+        system: &'a dyn FactorizedSystem,
+        start: &StartVector,
+        options: &FactorizedCgOptions,
+    ) -> Result<Self> {
+        options.validate()?;
+        let m = check_system(system, Some(start), "efcg (g = Wᵀz₀)")?;
+        let ops = Products::new(system);
+        let sigma2 = ops.sigma2;
+        let g = start.g_slice();
+        let rho = start.rho();
+        // ρ ≥ 0 is checked by `StartVector::new`.
+        let rec = Recorder::new(options, rho, || 0.0);
+        let mut solver = Self {
+            ops,
+            rec,
+            x: vec![0.0; m],
+            sx: vec![0.0; m],
+            cx: 0.0,
+            // The split z₀ = W ŷ₀ + z₀': the iteration runs on g₀ = Wᵀz₀' and ρ₀ = ‖z₀'‖².
+            g0: g.to_vec(),
+            rho0: rho,
+            y0: None,
+            r: vec![0.0; m],
+            cr: 1.0,
+            p: vec![0.0; m],
+            cp: 1.0,
+            // Â p̂, S p̂ and g₀ᵀp̂ (p̂ = r̂ = ŷ₀ at the start, 0 without a split).
+            z: vec![0.0; m],
+            s: vec![0.0; m],
+            gamma: 0.0,
+            h: vec![0.0; m],
+            s_norm: 0.0,
+            v: vec![0.0; m],
+            u: vec![0.0; m],
+            a: vec![0.0; m],
+        };
+        if !solver.rec.running() {
+            return Ok(solver);
         }
-        let (g, rho) = (&g0[..], rho0);
-        let mut h = vec![0.0; m];
-        ops.kg(g, &mut h);
-        // B(r̂) and the hat part of K̃ p.
-        let (mut v, mut u, mut a) = (vec![0.0; m], vec![0.0; m], vec![0.0; m]);
-        while rec.running() {
-            // K̃ p = W â + c_a z₀' with â = ẑ + c_p h, c_a = σ² c_p: no product.
-            a.copy_from_slice(&z);
-            axpy(cp, &h, &mut a);
-            let ca = sigma2 * cp;
-            let curvature = dot(&s, &a) + cp * dot(g, &a) + ca * gamma + ca * cp * rho;
-            let Some(alpha) = rec.step_length(curvature) else {
-                break;
-            };
-            axpy(alpha, &p, &mut x);
-            axpy(alpha, &s, &mut sx);
-            cx += alpha * cp;
-            axpy(-alpha, &a, &mut r);
-            cr -= alpha * ca;
-            if rec.records_iterates() {
-                rec.record_iterate(&unsplit(&x, cx, y0.as_deref()), cx);
-            }
-            // The only products of the iteration.
-            ops.b(&r, &mut v, &mut u);
-            let eta = dot(g, &r);
-            let rr_new = dot(&r, &u) + 2.0 * cr * eta + cr * cr * rho;
-            let Some(beta) = rec.complete_step(alpha, rr_new) else {
-                break;
-            };
-            update_direction(&mut p, &r, beta);
-            update_direction(&mut s, &u, beta);
-            update_direction(&mut z, &v, beta);
-            cp = cr + beta * cp;
-            gamma = eta + beta * gamma;
+        // ‖S‖ estimate for the rounding bound of the squared norms, from the split's
+        // product (0 without a split).
+        if let Some(split) = split_start(&solver.ops, g) {
+            solver.s_norm = s_norm_estimate(&split.y_hat, &split.s_y_hat);
+            let yh = split.y_hat;
+            solver.s.copy_from_slice(&split.s_y_hat);
+            // Â ŷ₀ = K_G S ŷ₀ + σ² ŷ₀.
+            solver.ops.kg(&solver.s, &mut solver.z);
+            axpy(sigma2, &yh, &mut solver.z);
+            axpy(-1.0, &solver.s, &mut solver.g0);
+            solver.rho0 = (rho - 2.0 * dot(&yh, g) + dot(&yh, &solver.s)).max(0.0);
+            solver.r.copy_from_slice(&yh);
+            solver.p.copy_from_slice(&yh);
+            solver.gamma = dot(&solver.g0, &yh);
+            solver.y0 = Some(yh);
+        }
+        solver.ops.kg(&solver.g0, &mut solver.h);
+        Ok(solver)
+    }
+
+    /// Takes one step (one `K_G` and one `S` product). Returns `None` (and does nothing)
+    /// once the solve has stopped.
+    ///
+    /// Errors are reserved for failing products (none with the current
+    /// [`FactorizedSystem`] contract, whose products cannot fail).
+    pub fn step(&mut self) -> Result<Option<EfcgStep>> {
+        if !self.rec.running() {
+            return Ok(None);
+        }
+        let sigma2 = self.ops.sigma2;
+        let (g, rho) = (&self.g0[..], self.rho0);
+        // K̃ p = W â + c_a z₀' with â = ẑ + c_p h, c_a = σ² c_p: no product.
+        self.a.copy_from_slice(&self.z);
+        axpy(self.cp, &self.h, &mut self.a);
+        let (cp, a) = (self.cp, &self.a);
+        let ca = sigma2 * cp;
+        let curvature = dot(&self.s, a) + cp * dot(g, a) + ca * self.gamma + ca * cp * rho;
+        let Some(alpha) = self.rec.step_length(curvature) else {
+            return Ok(Some(self.step_report()));
+        };
+        axpy(alpha, &self.p, &mut self.x);
+        axpy(alpha, &self.s, &mut self.sx);
+        self.cx += alpha * cp;
+        axpy(-alpha, a, &mut self.r);
+        self.cr -= alpha * ca;
+        if self.rec.records_iterates() {
+            let it = unsplit(&self.x, self.cx, self.y0.as_deref());
+            self.rec.record_iterate(&it, self.cx);
+        }
+        // The only products of the iteration.
+        self.ops.b(&self.r, &mut self.v, &mut self.u);
+        let (r, u, cr) = (&self.r, &self.u, self.cr);
+        let eta = dot(g, r);
+        let rr_new = dot(r, u) + 2.0 * cr * eta + cr * cr * rho;
+        let s_norm = self.s_norm;
+        let bound = || squared_norm_bound(r, cr, u, g, rho, s_norm);
+        let Some(beta) = self.rec.complete_step(alpha, rr_new, bound) else {
+            return Ok(Some(self.step_report()));
+        };
+        update_direction(&mut self.p, &self.r, beta);
+        update_direction(&mut self.s, &self.u, beta);
+        update_direction(&mut self.z, &self.v, beta);
+        self.cp = self.cr + beta * self.cp;
+        self.gamma = eta + beta * self.gamma;
+        Ok(Some(self.step_report()))
+    }
+
+    fn step_report(&self) -> EfcgStep {
+        EfcgStep {
+            iteration: self.rec.iterations(),
+            status: self.rec.status(),
         }
     }
-    // Wᵀx = S x̂ + c_x g₀ in the split representation (its two parts do not cancel).
-    let wt = w_transpose_from(&sx, cx, &g0);
-    let x = unsplit(&x, cx, y0.as_deref());
-    Ok(rec.finish(FactorizedVector::from_slice(&x, cx), wt))
+
+    /// Number of completed steps (step lengths taken).
+    pub fn iteration(&self) -> usize {
+        self.rec.iterations()
+    }
+
+    /// The status so far ([`Status::Running`] while the solve goes on).
+    pub fn status(&self) -> Status {
+        self.rec.status()
+    }
+
+    /// Whether the solve has stopped.
+    pub fn is_finished(&self) -> bool {
+        !self.rec.running()
+    }
+
+    /// Relative residual norms so far (`‖r_j‖ / ref`, `j = 0..=iteration`).
+    pub fn residual_norms(&self) -> &[f64] {
+        self.rec.residual_norms()
+    }
+
+    /// The current iterate `x_j − x₀ = W x̂ + c z₀` (one pass over `m` numbers).
+    pub fn solution(&self) -> FactorizedVector {
+        FactorizedVector::from_slice(&unsplit(&self.x, self.cx, self.y0.as_deref()), self.cx)
+    }
+
+    /// The outcome so far: the result [`efcg`] returns when the solve ran to the end (a
+    /// solve stopped early keeps [`Status::Running`]).
+    pub fn finish(self) -> FactorizedCgResult {
+        // Wᵀx = S x̂ + c_x g₀ in the split representation (its two parts do not cancel).
+        let wt = w_transpose_from(&self.sx, self.cx, &self.g0);
+        let x = unsplit(&self.x, self.cx, self.y0.as_deref());
+        self.rec
+            .finish(FactorizedVector::from_slice(&x, self.cx), wt)
+    }
 }
 
 /// `x̂ − c ŷ₀`: the grid part of `W x̂ + c z₀'` in the representation `W x̂' + c z₀` with

@@ -6,7 +6,7 @@ use super::cg_result::{FactorizedCgResult, Recorder};
 use super::efcg::update_direction;
 use super::options::FactorizedCgOptions;
 use super::system::{check_system, FactorizedSystem, Products};
-use super::vector::FactorizedVector;
+use super::vector::{s_norm_estimate, squared_norm_bound, FactorizedVector};
 use crate::cg::kernels::{axpy, dot};
 use crate::error::{check_shape, Result};
 
@@ -57,7 +57,11 @@ pub fn efcg_simplified(
     let (mut v, mut u) = (vec![0.0; m], vec![0.0; m]);
     ops.b(&r, &mut v, &mut u);
     let rr0 = dot(&u, &r);
-    let mut rec = Recorder::new(options, rr0);
+    // ‖S‖ estimate for the rounding bound of the squared norms (no extra product).
+    let s_norm = s_norm_estimate(&r, &u);
+    let mut rec = Recorder::new(options, rr0, || {
+        squared_norm_bound(&r, 0.0, &u, &[], 0.0, s_norm)
+    });
     let mut x = vec![0.0; m];
     let mut sx = vec![0.0; m];
     if rec.running() {
@@ -75,7 +79,8 @@ pub fn efcg_simplified(
             rec.record_iterate(&x, 0.0);
             ops.b(&r, &mut v, &mut u);
             let rr_new = dot(&u, &r);
-            let Some(beta) = rec.complete_step(alpha, rr_new) else {
+            let bound = || squared_norm_bound(&r, 0.0, &u, &[], 0.0, s_norm);
+            let Some(beta) = rec.complete_step(alpha, rr_new, bound) else {
                 break;
             };
             update_direction(&mut p, &r, beta);

@@ -4,7 +4,7 @@ use super::cg_result::{FactorizedCgResult, Recorder};
 use super::efcg::update_direction;
 use super::options::FactorizedCgOptions;
 use super::system::{check_system, FactorizedSystem, Products, StartVector};
-use super::vector::{inner_with_s, w_transpose_from, FactorizedVector};
+use super::vector::{inner_with_s, squared_norm_bound, w_transpose_from, FactorizedVector};
 use crate::cg::kernels::axpy;
 use crate::error::Result;
 
@@ -37,7 +37,8 @@ pub fn fcg(
     let ops = Products::new(system);
     let g = start.g_slice();
     let rho = start.rho();
-    let mut rec = Recorder::new(options, rho);
+    // ρ ≥ 0 is checked by `StartVector::new`.
+    let mut rec = Recorder::new(options, rho, || 0.0);
     let mut x = vec![0.0; m];
     let mut cx = 0.0;
     let mut s_tmp = vec![0.0; m];
@@ -66,7 +67,9 @@ pub fn fcg(
             // ‖r‖² = ⟨r, r⟩.
             ops.s(&r, &mut s_tmp);
             let rr_new = inner_with_s(&r, cr, &r, &s_tmp, cr, g, rho);
-            let Some(beta) = rec.complete_step(alpha, rr_new) else {
+            // No ‖S‖ estimate: FCG keeps no product of a known vector with S at hand.
+            let bound = || squared_norm_bound(&r, cr, &s_tmp, g, rho, 0.0);
+            let Some(beta) = rec.complete_step(alpha, rr_new, bound) else {
                 break;
             };
             update_direction(&mut p, &r, beta);

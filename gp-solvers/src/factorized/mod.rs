@@ -46,7 +46,7 @@ mod system;
 mod vector;
 
 pub use cg_result::{FactorizedBreakdown, FactorizedCgResult, FactorizedStatus};
-pub use efcg::efcg;
+pub use efcg::{efcg, EfcgSolver, EfcgStep};
 pub use efcg_simplified::efcg_simplified;
 pub use efla::efla;
 pub use fcg::fcg;

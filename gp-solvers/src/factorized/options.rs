@@ -1,7 +1,7 @@
 //! Options of the factorized CG solvers.
 
-use crate::cg::options::validate_stopping_rule;
 use crate::error::{invalid, Result};
+use crate::krylov::StoppingRule;
 
 /// Options of [`fcg`](super::fcg()), [`efcg`](super::efcg()) and
 /// [`efcg_simplified`](super::efcg_simplified()).
@@ -43,10 +43,20 @@ impl Default for FactorizedCgOptions {
 }
 
 impl FactorizedCgOptions {
+    /// The stopping rule of these options (`tolerance`, `min_iterations`,
+    /// `max_iterations`; the reference norm is the solver's).
+    pub fn stopping_rule(&self) -> StoppingRule {
+        StoppingRule {
+            tolerance: self.tolerance,
+            min_iterations: self.min_iterations,
+            max_iterations: self.max_iterations,
+        }
+    }
+
     /// Checks the options: a finite, non-negative tolerance, `min_iterations ≤
     /// max_iterations` and a finite, positive reference norm if one is given.
     pub fn validate(&self) -> Result<()> {
-        validate_stopping_rule(self.tolerance, self.min_iterations, self.max_iterations)?;
+        self.stopping_rule().validate()?;
         if let Some(r) = self.reference_norm {
             if !(r.is_finite() && r > 0.0) {
                 return Err(invalid(

@@ -7,6 +7,7 @@ use gp_linalg::LinearOperator;
 use super::system::{check_system, FactorizedSystem, StartVector};
 use crate::cg::kernels::{axpy, dot};
 use crate::error::{check_shape, Result};
+use crate::krylov::scale::{abs_dot, rounding_bound};
 
 /// A data-space vector `v = W v̂ + c z₀ ∈ ℝⁿ` kept as `(v̂, c)` with `v̂ ∈ ℝᵐ` and the start
 /// vector `z₀` of the solve that produced it.
@@ -89,4 +90,40 @@ pub(crate) fn inner_with_s(
     rho: f64,
 ) -> f64 {
     dot(u, s_v) + b * dot(u, g) + a * dot(v, g) + a * b * rho
+}
+
+/// The rounding-error bound (see [`crate::krylov`]) of the factorized squared norm
+/// `⟨(r̂, c), (r̂, c)⟩ = r̂ᵀ(S r̂) + 2 c r̂ᵀg + c² ρ` computed from `s_r = fl(S r̂)`.
+///
+/// Two sources: the sum itself, `m + 3` products whose absolute values add up to
+/// `Σ|r̂ᵢ (S r̂)ᵢ| + 2|c| Σ|r̂ᵢ gᵢ| + c² ρ` (these terms are large and nearly cancel when
+/// `z₀` lies almost in `range(W)`); and the product `fl(S r̂)`, whose error is up to
+/// `γ ‖S‖ ‖r̂‖` and enters `r̂ᵀ(S r̂)` as `γ ‖S‖ ‖r̂‖²`. The second matters when `r̂` has a
+/// large component in the null space of `W` (a single data point, identical rows): then
+/// `S r̂` is pure rounding noise and `r̂ᵀ(S r̂)` can come out as `−1e-19` for a residual that
+/// is zero. `s_norm` is an estimate of `‖S‖` from a product the solver made anyway
+/// (`‖S v‖/‖v‖ ≤ ‖S‖`, so the threshold errs towards reporting a breakdown). A real
+/// breakdown (`S` or `K_G` not positive semi-definite) gives negative values of the order
+/// of the terms themselves, far beyond this bound.
+pub(crate) fn squared_norm_bound(
+    r: &[f64],
+    c: f64,
+    s_r: &[f64],
+    g: &[f64],
+    rho: f64,
+    s_norm: f64,
+) -> f64 {
+    let scale = abs_dot(r, s_r) + 2.0 * c.abs() * abs_dot(r, g) + c * c * rho + s_norm * dot(r, r);
+    rounding_bound(r.len() + 3, scale)
+}
+
+/// `‖S v‖ / ‖v‖` from a product `s_v = S v` already made: a lower bound on `‖S‖₂` (0 for
+/// `v = 0` or non-finite values), the scale of the rounding error of products with `S`.
+pub(crate) fn s_norm_estimate(v: &[f64], s_v: &[f64]) -> f64 {
+    let ratio = crate::cg::kernels::norm2(s_v) / crate::cg::kernels::norm2(v);
+    if ratio.is_finite() {
+        ratio
+    } else {
+        0.0
+    }
 }
