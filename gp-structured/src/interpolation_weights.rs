@@ -29,6 +29,14 @@ use crate::slice_util::{col_as_slice, with_out_slice};
 /// Rows per parallel task in `W v`.
 const ROW_CHUNK: usize = 4096;
 
+/// Number of row blocks (private buffers) a transpose product `Wᵀ v` sums, whatever the
+/// thread count: a fixed count fixes the floating-point summation order, so `Wᵀ v` (and every
+/// model built on it) gives the same bits on 1, 2 or 64 threads. Two is the count the
+/// 2-thread machines the reference results were produced on used (one block per thread), so
+/// those results did not change; more blocks would let more threads help at the cost of one
+/// more buffer of about `m` values each and a one-time change in the last bits.
+const SUM_BLOCKS: usize = 2;
+
 /// The interpolation matrix `W` of `n` points on a [`RegularGrid`], stored factorized
 /// (stencil start + per-dimension weights per row). Implements [`LinearOperator`] (`W v`);
 /// `Wᵀ v` is [`apply_transpose`](Self::apply_transpose).
@@ -408,10 +416,9 @@ pub(crate) fn transpose_by_blocks<F>(n: usize, m: usize, out: &mut [f64], block:
 where
     F: Fn(std::ops::Range<usize>) -> (usize, Vec<f64>) + Sync,
 {
-    let nblocks = rayon::current_num_threads()
-        .max(1)
-        .min(n.div_ceil(ROW_CHUNK))
-        .max(1);
+    // A fixed block count (not the pool size) fixes the summation order, so the result is
+    // the same to the last bit on any number of threads.
+    let nblocks = SUM_BLOCKS.min(n.div_ceil(ROW_CHUNK)).max(1);
     let per = n.div_ceil(nblocks).max(1);
     let parts: Vec<(usize, Vec<f64>)> = (0..nblocks)
         .into_par_iter()

@@ -314,3 +314,49 @@ proptest! {
         }
     }
 }
+
+/// Runs `f` on a rayon pool of `threads` threads.
+fn on_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
+#[test]
+fn transpose_product_does_not_depend_on_the_thread_count() {
+    // Enough rows for several row blocks (4096 rows each), so that a block count tied to the
+    // pool size would sum in a different order on 1, 2 and 3 threads.
+    for (sizes, n, scheme) in [
+        (vec![300], 20_000, InterpolationScheme::Cubic),
+        (vec![40, 30], 30_000, InterpolationScheme::Cubic),
+        (vec![12, 10, 9], 25_000, InterpolationScheme::Linear),
+    ] {
+        let (grid, x) = setup(&sizes, n, scheme, 21);
+        let opts = InterpolationOptions {
+            scheme,
+            out_of_grid: OutOfGrid::Error,
+        };
+        let w = InterpolationWeights::new(&grid, x.as_ref(), opts).unwrap();
+        let csr = CsrInterpolation::from_weights(&w).unwrap();
+        let v = random_col(n, 5);
+        let products = |threads| {
+            on_pool(threads, || {
+                (
+                    w.apply_transpose(v.as_ref()).unwrap(),
+                    csr.apply_transpose(v.as_ref()).unwrap(),
+                )
+            })
+        };
+        let (one, one_csr) = products(1);
+        for threads in [2, 3] {
+            let (got, got_csr) = products(threads);
+            let same = |a: &Col<f64>, b: &Col<f64>| {
+                a.iter().zip(b.iter()).all(|(p, q)| p.to_bits() == q.to_bits())
+            };
+            assert!(same(&one, &got), "factorized, {sizes:?}, {threads} threads");
+            assert!(same(&one_csr, &got_csr), "CSR, {sizes:?}, {threads} threads");
+        }
+    }
+}
