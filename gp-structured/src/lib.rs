@@ -52,7 +52,7 @@ pub mod toeplitz;
 pub mod top_eigen;
 
 pub use error::{Result, StructuredError};
-pub use gp_linalg::LinearOperator;
+pub use gp_linalg::{LinearOperator, TransposeOperator, Transposed};
 
 mod slice_util;
 
@@ -67,7 +67,7 @@ pub use interpolation::{
     cell_order, permute_rows, InterpolationOptions, InterpolationScheme, OutOfGrid,
 };
 pub use interpolation_csr::CsrInterpolation;
-pub use interpolation_weights::{InterpolationWeights, Transposed};
+pub use interpolation_weights::InterpolationWeights;
 pub use khatri_rao::RowKhatriRao;
 pub use khatri_rao_kronecker::{
     khatri_rao_kronecker_columns, khatri_rao_kronecker_columns_log, LogSignMatrix,

@@ -55,7 +55,7 @@
 use std::sync::OnceLock;
 
 use faer::{Col, ColMut, ColRef};
-use gp_linalg::LinearOperator;
+use gp_linalg::{LinearOperator, TransposeOperator};
 use rayon::prelude::*;
 use sprs::CsMat;
 
@@ -772,6 +772,13 @@ impl LinearOperator for StencilGram {
 
     fn diagonal(&self) -> Option<Col<f64>> {
         Some(Col::from_fn(self.m, |j| self.data[j * self.h]))
+    }
+}
+
+/// `WᵀW` is symmetric: the transpose product is the product.
+impl TransposeOperator for StencilGram {
+    fn matvec_transpose(&self, x: ColRef<'_, f64>, out: ColMut<'_, f64>) {
+        self.matvec(x, out)
     }
 }
 

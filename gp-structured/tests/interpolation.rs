@@ -6,6 +6,7 @@ use faer::{Col, Mat};
 use gp_structured::{
     cell_order, permute_rows, CsrInterpolation, InterpolationOptions, InterpolationScheme,
     InterpolationWeights, LinearOperator, OutOfGrid, RegularGrid, StructuredError,
+    TransposeOperator,
 };
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -249,9 +250,9 @@ fn check_products(sizes: &[usize], n: usize, opts: InterpolationOptions, seed: u
     // The transpose as an operator, with a strided (non-contiguous) input column.
     let rowmajor = Mat::from_fn(2, n, |r, i| if r == 0 { u[i] } else { 0.0 });
     let strided = rowmajor.row(0).transpose();
-    let tt = w.transpose().apply(strided).unwrap();
+    let tt = w.transposed().apply(strided).unwrap();
     assert!((&tt - &wtu).norm_max() <= tol * (1.0 + wtu.norm_max()));
-    assert_eq!(w.transpose().shape(), (m, n));
+    assert_eq!(w.transposed().shape(), (m, n));
     // CSR agrees entry by entry and in both products.
     let csr = CsrInterpolation::from_weights(&w).unwrap();
     assert_eq!(csr.matrix().nnz(), n * w.entries_per_row());
