@@ -291,7 +291,11 @@ impl TransposeOperator for RowKhatriRao {
     }
     fn apply_transpose_into(&self, x: ColRef<'_, f64>, out: ColMut<'_, f64>) -> LinalgResult<()> {
         self.m_linalg("RowKhatriRao::apply_transpose")?;
-        check_shape((x.nrows(), 1), (self.n, 1), "RowKhatriRao::apply_transpose (x)")?;
+        check_shape(
+            (x.nrows(), 1),
+            (self.n, 1),
+            "RowKhatriRao::apply_transpose (x)",
+        )?;
         check_shape(
             (out.nrows(), 1),
             (self.ncols(), 1),

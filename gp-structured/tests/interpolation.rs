@@ -354,10 +354,15 @@ fn transpose_product_does_not_depend_on_the_thread_count() {
         for threads in [2, 3] {
             let (got, got_csr) = products(threads);
             let same = |a: &Col<f64>, b: &Col<f64>| {
-                a.iter().zip(b.iter()).all(|(p, q)| p.to_bits() == q.to_bits())
+                a.iter()
+                    .zip(b.iter())
+                    .all(|(p, q)| p.to_bits() == q.to_bits())
             };
             assert!(same(&one, &got), "factorized, {sizes:?}, {threads} threads");
-            assert!(same(&one_csr, &got_csr), "CSR, {sizes:?}, {threads} threads");
+            assert!(
+                same(&one_csr, &got_csr),
+                "CSR, {sizes:?}, {threads} threads"
+            );
         }
     }
 }
