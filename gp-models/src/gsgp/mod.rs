@@ -47,7 +47,6 @@
 //! * [`train`](mod@train): Adam / L-BFGS on the estimate;
 //! * [`options`], [`memory`], `solve`: [`GsgpOptions`], the memory rule, the solves.
 
-mod circulant_root;
 pub mod lml;
 pub mod log_det;
 pub mod love;
