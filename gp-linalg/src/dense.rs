@@ -4,8 +4,8 @@ use faer::linalg::matmul::matmul;
 use faer::{Accum, Col, ColMut, ColRef, Mat, MatMut, MatRef};
 
 use crate::operator::LinearOperator;
-use crate::transpose::TransposeOperator;
 use crate::par::{parallelism, parallelism_for};
+use crate::transpose::TransposeOperator;
 
 /// A dense faer matrix seen as an operator; products go through faer's gemm with the
 /// workspace [`parallelism`] setting.

@@ -103,9 +103,7 @@ fn sparse_csr_and_csc_match_dense() {
         let got = t.apply_block(x.as_ref()).expect("transposed");
         assert_close(got.as_ref(), want.as_ref(), TOL, "Transposed");
         let y = rand_mat(&mut r, dense.ncols(), 2);
-        let back = Transposed::new(&t)
-            .apply_block(y.as_ref())
-            .expect("(Aᵀ)ᵀ");
+        let back = Transposed::new(&t).apply_block(y.as_ref()).expect("(Aᵀ)ᵀ");
         assert_close(back.as_ref(), (&dense * &y).as_ref(), TOL, "(Aᵀ)ᵀ");
         let dense_op = DenseOperator::new(dense.clone());
         let got = dense_op.apply_transpose_block(x.as_ref()).expect("dense");

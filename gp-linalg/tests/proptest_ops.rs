@@ -10,8 +10,7 @@ use faer::{Col, Mat};
 use gp_linalg::{
     solve_lower_triangular, solve_upper_triangular, Cholesky, DenseOperator, DiagonalOperator,
     LinearOperator, LowRankOperator, LowRankPlusDiagonal, ScaledOperator, SharedOperator,
-    ShiftedOperator, SparseOperator, SumOperator, SymmetricEigen,
-    TransposeOperator,
+    ShiftedOperator, SparseOperator, SumOperator, SymmetricEigen, TransposeOperator,
 };
 use proptest::collection::vec;
 use proptest::prelude::*;
