@@ -34,6 +34,7 @@
 //! assert!((kxx[(1, 1)] - 1.0).abs() < 1e-15);
 //! # Ok::<(), gp_kernels::KernelError>(())
 //! ```
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod ard;
@@ -47,7 +48,6 @@ pub mod product;
 pub mod profile;
 pub mod rff;
 pub mod se;
-pub mod simd;
 pub mod stationary;
 
 /// The README's example, compiled and run as a doctest.

@@ -56,6 +56,7 @@
 //! assert!(grad.iter().all(|g| g.abs() < 1e-3));
 //! # Ok::<(), gp_models::ModelError>(())
 //! ```
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod cg_report;

@@ -4,6 +4,31 @@
 use super::product::{PREFETCH_BYTES, PREFETCH_MIN_BYTES};
 use super::StencilGram;
 
+gp_linalg::simd_dispatch! {
+    /// [`StencilGram::rows_into`], in the AVX2 build where the CPU has it.
+    fn rows_into_dispatch(
+        g: &StencilGram,
+        rows: std::ops::Range<usize>,
+        base: usize,
+        xp: &[f64],
+        live: &[bool],
+        y: &mut [f64],
+    ) = rows_into_free, avx2 via rows_into_avx2;
+}
+
+/// [`StencilGram::rows_into_body`] as a free function, the form the dispatch takes.
+#[inline(always)]
+fn rows_into_free(
+    g: &StencilGram,
+    rows: std::ops::Range<usize>,
+    base: usize,
+    xp: &[f64],
+    live: &[bool],
+    y: &mut [f64],
+) {
+    g.rows_into_body(rows, base, xp, live, y);
+}
+
 impl StencilGram {
     /// Adds the products of rows `rows` into `y`, the padded output from padded node `base`
     /// on. On x86-64 CPUs with AVX2 the kernel runs in a copy compiled for AVX2: the baseline
@@ -18,29 +43,7 @@ impl StencilGram {
         live: &[bool],
         y: &mut [f64],
     ) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU supports AVX2 (checked at run time just above), the only
-                // requirement of the `target_feature` function.
-                unsafe { self.rows_into_avx2(rows, base, xp, live, y) };
-                return;
-            }
-        }
-        self.rows_into_body(rows, base, xp, live, y);
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn rows_into_avx2(
-        &self,
-        rows: std::ops::Range<usize>,
-        base: usize,
-        xp: &[f64],
-        live: &[bool],
-        y: &mut [f64],
-    ) {
-        self.rows_into_body(rows, base, xp, live, y);
+        rows_into_dispatch(self, rows, base, xp, live, y);
     }
 
     /// [`rows_into`](Self::rows_into)'s body, dispatched on the line length `2r + 1` so that
