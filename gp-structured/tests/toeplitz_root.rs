@@ -6,10 +6,13 @@ use faer::Mat;
 use gp_structured::toeplitz_root::{find_embedding, CirculantRoot};
 use gp_structured::{LinearOperator, StructuredError, TransposeOperator};
 
+/// A stationary kernel as a function of the distance.
+type Profile = Box<dyn Fn(f64) -> f64>;
+
 /// The unit-scale stationary kernels at distance `r` (length scale `l`): the squared
 /// exponential and the Matérn kernels of smoothness 1/2, 3/2 and 5/2, written out here so
 /// the test does not depend on a kernel crate.
-fn kernels(l: f64) -> Vec<(&'static str, Box<dyn Fn(f64) -> f64>)> {
+fn kernels(l: f64) -> Vec<(&'static str, Profile)> {
     let (s3, s5) = (3f64.sqrt(), 5f64.sqrt());
     vec![
         ("SE", Box::new(move |r: f64| (-0.5 * (r / l).powi(2)).exp())),
