@@ -133,7 +133,7 @@ impl StencilGram {
     }
 
     /// Raw values, `m × row_len()`: value `t` of row `j` is `S[j, j + Δ_e]` for the stencil
-    /// entry `e = stencil_len()/2 + t` (see the [module docs](self)).
+    /// entry `e = stencil_len()/2 + t` (see the [module docs](super)).
     pub fn values(&self) -> &[f64] {
         &self.data
     }
