@@ -6,7 +6,7 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use faer::Col;
 use gp_bench::synthetic::uniform_inputs;
-use gp_linalg::LinearOperator;
+use gp_linalg::{LinearOperator, TransposeOperator};
 use gp_structured::{
     InterpolationOptions, InterpolationWeights, RegularGrid, SufficientStats, SymmetricToeplitz,
 };

@@ -26,6 +26,7 @@
 //! assert!(st.y_std > 0.0);
 //! # Ok::<(), gp_bench::BenchError>(())
 //! ```
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod data;

@@ -1,6 +1,7 @@
 //! The `gp-bench` command line: `reproduce <paper>|all` (the README's main job), `datasets`,
 //! `demo` and `bench <name>` scaling tables. Run `gp-bench --help`.
 
+#![forbid(unsafe_code)]
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -17,8 +17,8 @@ use rayon::prelude::*;
 
 use crate::error::{KernelError, Result};
 use crate::profile::RadialProfile;
-use crate::simd::dispatch_simd;
 use crate::stationary::ArdParams;
+use gp_linalg::simd_dispatch;
 
 /// Rows per inner block (the `r²` buffer and the block of each input column stay in L1).
 pub const ROW_BLOCK: usize = 256;
@@ -91,13 +91,13 @@ pub fn fill_block<P: RadialProfile>(
     fill_block_dispatch::<P>(params, x, z, out)
 }
 
-dispatch_simd! {
+simd_dispatch! {
     fn fill_block_dispatch<P: RadialProfile>(
         params: &ArdParams,
         x: MatRef<'_, f64>,
         z: MatRef<'_, f64>,
         out: MatMut<'_, f64>,
-    ) via fill_block_avx2, fill_block_body
+    ) = fill_block_body, avx2_fma via fill_block_avx2;
 }
 
 #[inline(always)]
@@ -184,7 +184,7 @@ pub fn matrix_and_grads<P: RadialProfile>(
     Ok((k_mat, grads))
 }
 
-dispatch_simd! {
+simd_dispatch! {
     /// Columns `j0 ..` of `K` (into `kt`) and `W = −2σ² g'(r²)` (into `wt`).
     fn value_and_w_tile<P: RadialProfile>(
         xcols: &[Cow<'_, [f64]>],
@@ -193,7 +193,7 @@ dispatch_simd! {
         j0: usize,
         kt: MatMut<'_, f64>,
         wt: MatMut<'_, f64>,
-    ) via value_and_w_tile_avx2, value_and_w_tile_body
+    ) = value_and_w_tile_body, avx2_fma via value_and_w_tile_avx2;
 }
 
 #[inline(always)]
@@ -225,5 +225,56 @@ fn value_and_w_tile_body<P: RadialProfile>(
             write_col(kt.rb_mut(), jj, i0, r2);
             write_col(wt.rb_mut(), jj, i0, &w[..len]);
         }
+    }
+}
+
+#[cfg(test)]
+mod simd_tests {
+    use super::*;
+    use crate::profile::{Matern12Profile, Matern32Profile, Matern52Profile, SeProfile};
+
+    /// `n × d` deterministic points in `[0, 3)^d`.
+    fn points(n: usize, d: usize, seed: usize) -> Mat<f64> {
+        Mat::from_fn(n, d, |i, k| {
+            ((i * 7919 + k * 104_729 + seed * 31) % 10_007) as f64 / 10_007.0 * 3.0
+        })
+    }
+
+    fn same_bits(a: &Mat<f64>, b: &Mat<f64>) -> bool {
+        a.col_iter().zip(b.col_iter()).all(|(x, y)| {
+            x.iter()
+                .zip(y.iter())
+                .all(|(p, q)| p.to_bits() == q.to_bits())
+        })
+    }
+
+    /// The dispatched tile fills (the AVX2+FMA build on CPUs that have it) against their
+    /// baseline bodies, over more rows than one row block.
+    fn check<P: RadialProfile>(name: &str) {
+        let params = ArdParams::new(vec![0.7, 1.3, 0.4], 1.6).unwrap();
+        let (n, p) = (ROW_BLOCK + 45, 70);
+        let (x, z) = (points(n, 3, 1), points(p, 3, 2));
+        let (mut a, mut b) = (Mat::zeros(n, p), Mat::zeros(n, p));
+        fill_block_dispatch::<P>(&params, x.as_ref(), z.as_ref(), a.as_mut());
+        fill_block_body::<P>(&params, x.as_ref(), z.as_ref(), b.as_mut());
+        assert!(same_bits(&a, &b), "{name}: fill_block");
+        let xcols: Vec<Cow<'_, [f64]>> = (0..3).map(|k| col_slice(x.col(k))).collect();
+        let inv_l: Vec<f64> = params.lengthscales().iter().map(|l| 1.0 / l).collect();
+        let (mut ka, mut wa) = (Mat::zeros(n, COLUMN_TILE), Mat::zeros(n, COLUMN_TILE));
+        let (mut kb, mut wb) = (Mat::zeros(n, COLUMN_TILE), Mat::zeros(n, COLUMN_TILE));
+        value_and_w_tile::<P>(&xcols, &inv_l, 1.6, 5, ka.as_mut(), wa.as_mut());
+        value_and_w_tile_body::<P>(&xcols, &inv_l, 1.6, 5, kb.as_mut(), wb.as_mut());
+        assert!(
+            same_bits(&ka, &kb) && same_bits(&wa, &wb),
+            "{name}: value and W"
+        );
+    }
+
+    #[test]
+    fn dispatched_tiles_equal_the_baseline_build_bit_for_bit() {
+        check::<SeProfile>("SE");
+        check::<Matern12Profile>("Matérn 1/2");
+        check::<Matern32Profile>("Matérn 3/2");
+        check::<Matern52Profile>("Matérn 5/2");
     }
 }

@@ -16,7 +16,7 @@
 //!   with ARD length scales, and the separable [`ProductKernel`] of 1-D factors.
 //! * [`stationary`], [`profile`], [`ard`], [`fastmath`]: shared parameters ([`ArdParams`]),
 //!   radial profiles `g(r²)`, the vectorized tile builders and their branch-free `exp`;
-//!   [`simd`] selects an AVX2 build of the tile loops at run time.
+//!   [`gp_linalg::simd_dispatch!`] selects an AVX2+FMA build of the tile loops at run time.
 //! * [`dense`]: checked, parallel `K(X, Z)`, diagonal, and `K` with all derivatives.
 //! * [`operator`]: [`KernelOperator`], the matrix-free `K(X, X) + σ²I` (and `K(X, Z)`) as a
 //!   [`gp_linalg::LinearOperator`].
@@ -34,6 +34,7 @@
 //! assert!((kxx[(1, 1)] - 1.0).abs() < 1e-15);
 //! # Ok::<(), gp_kernels::KernelError>(())
 //! ```
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod ard;
@@ -47,7 +48,6 @@ pub mod product;
 pub mod profile;
 pub mod rff;
 pub mod se;
-pub mod simd;
 pub mod stationary;
 
 /// The README's example, compiled and run as a doctest.

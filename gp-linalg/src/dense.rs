@@ -5,6 +5,7 @@ use faer::{Accum, Col, ColMut, ColRef, Mat, MatMut, MatRef};
 
 use crate::operator::LinearOperator;
 use crate::par::{parallelism, parallelism_for};
+use crate::transpose::TransposeOperator;
 
 /// A dense faer matrix seen as an operator; products go through faer's gemm with the
 /// workspace [`parallelism`] setting.
@@ -70,5 +71,29 @@ impl LinearOperator for DenseOperator {
     }
     fn to_dense(&self) -> Mat<f64> {
         self.a.clone()
+    }
+}
+
+impl TransposeOperator for DenseOperator {
+    fn matvec_transpose(&self, x: ColRef<'_, f64>, out: ColMut<'_, f64>) {
+        matmul(
+            out.as_mat_mut(),
+            Accum::Replace,
+            self.a.transpose(),
+            x.as_mat(),
+            1.0,
+            parallelism(),
+        );
+    }
+    fn matmat_transpose(&self, x: MatRef<'_, f64>, out: MatMut<'_, f64>) {
+        let flops = 2.0 * (self.a.nrows() * self.a.ncols()) as f64 * x.ncols() as f64;
+        matmul(
+            out,
+            Accum::Replace,
+            self.a.transpose(),
+            x,
+            1.0,
+            parallelism_for(flops),
+        );
     }
 }

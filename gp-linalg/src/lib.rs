@@ -10,8 +10,9 @@
 //!   [`SparseOperator`] (sprs CSR, with `Aᵀx`), [`DiagonalOperator`] (inverse, log-det),
 //!   [`LowRankOperator`] `U Uᵀ` and [`LowRankPlusDiagonal`] `U Uᵀ + D` with a Woodbury solve
 //!   and a determinant-lemma log-det.
-//! * Operator algebra ([`scaled`], [`sum`], [`shifted`]): [`ScaledOperator`] `c·A`,
-//!   [`SumOperator`] `A₁ + … + A_m`, [`ShiftedOperator`] `A + σ²I` or `A + D`.
+//! * Operator algebra ([`scaled`], [`sum`], [`shifted`], [`transpose`]): [`ScaledOperator`]
+//!   `c·A`, [`SumOperator`] `A₁ + … + A_m`, [`ShiftedOperator`] `A + σ²I` or `A + D`, and the
+//!   transpose: [`TransposeOperator`] (`Aᵀ x` under one name) with the [`Transposed`] wrapper.
 //! * Factorizations ([`cholesky`], [`eigen`], [`triangular`]): [`Cholesky`] with a
 //!   [`JitterLadder`] (the jitter that was needed is reported back, and a matrix that stays
 //!   indefinite gives [`LinalgError::NotPositiveDefinite`]); [`SymmetricEigen`]; checked
@@ -52,6 +53,7 @@ pub mod shifted;
 pub mod simd;
 pub mod sparse;
 pub mod sum;
+pub mod transpose;
 pub mod triangular;
 pub mod validate;
 pub mod vector;
@@ -76,6 +78,7 @@ pub use scaled::ScaledOperator;
 pub use shifted::ShiftedOperator;
 pub use sparse::SparseOperator;
 pub use sum::SumOperator;
+pub use transpose::{TransposeOperator, Transposed};
 pub use triangular::{
     solve_lower_triangular, solve_lower_triangular_in_place, solve_upper_triangular,
     solve_upper_triangular_in_place,

@@ -7,6 +7,7 @@ use sprs::{CsMat, TriMat};
 
 use crate::error::{LinalgError, Result};
 use crate::operator::LinearOperator;
+use crate::transpose::TransposeOperator;
 use crate::validate::check_shape;
 use crate::vector::{col_slice, with_col_slice_mut};
 
@@ -25,18 +26,18 @@ pub const SPARSE_ROW_CHUNK: usize = 4096;
 ///
 /// Products are hand-written CSR loops, parallel over row chunks for matrices with at
 /// least [`SPARSE_PARALLEL_ROWS`] rows. `Aᵀ x` is available through
-/// [`transpose_apply`](Self::transpose_apply) without forming the transpose.
+/// [`TransposeOperator`] without forming the transpose.
 ///
 /// ```
 /// use faer::col;
-/// use gp_linalg::{LinearOperator, SparseOperator};
+/// use gp_linalg::{LinearOperator, SparseOperator, TransposeOperator};
 ///
 /// // [[1, 0, 2],
 /// //  [0, 3, 0]]
 /// let a = SparseOperator::from_triplets(2, 3, &[0, 0, 1], &[0, 2, 1], &[1.0, 2.0, 3.0])?;
 /// let y = a.apply(col![1.0, 1.0, 1.0].as_ref())?;
 /// assert_eq!((y[0], y[1]), (3.0, 3.0));
-/// let z = a.transpose_apply(col![1.0, 1.0].as_ref())?;
+/// let z = a.apply_transpose(col![1.0, 1.0].as_ref())?;
 /// assert_eq!((z[0], z[1], z[2]), (1.0, 3.0, 2.0));
 /// # Ok::<(), gp_linalg::LinalgError>(())
 /// ```
@@ -154,50 +155,6 @@ impl SparseOperator {
                 .for_each(|(k, chunk)| self.rows_times(k * SPARSE_ROW_CHUNK, x, chunk));
         }
     }
-
-    /// Returns `Aᵀ x` without forming the transpose (a sequential scatter over the rows).
-    ///
-    /// Errors with [`LinalgError::ShapeMismatch`] if `x` does not have `nrows` entries.
-    pub fn transpose_apply(&self, x: ColRef<'_, f64>) -> Result<Col<f64>> {
-        check_shape(
-            (x.nrows(), 1),
-            (self.a.rows(), 1),
-            "SparseOperator::transpose_apply",
-        )?;
-        let mut out = Col::zeros(self.a.cols());
-        self.transpose_matvec(x, out.as_mut());
-        Ok(out)
-    }
-
-    /// Returns `Aᵀ X` for a block of columns. Errors as
-    /// [`transpose_apply`](Self::transpose_apply).
-    pub fn transpose_apply_block(&self, x: MatRef<'_, f64>) -> Result<Mat<f64>> {
-        check_shape(
-            (x.nrows(), x.ncols()),
-            (self.a.rows(), x.ncols()),
-            "SparseOperator::transpose_apply_block",
-        )?;
-        let mut out = Mat::zeros(self.a.cols(), x.ncols());
-        for j in 0..x.ncols() {
-            self.transpose_matvec(x.col(j), out.as_mut().col_mut(j));
-        }
-        Ok(out)
-    }
-
-    fn transpose_matvec(&self, x: ColRef<'_, f64>, out: ColMut<'_, f64>) {
-        let xs = col_slice(x);
-        let ip = self.a.indptr();
-        let (indices, data) = (self.a.indices(), self.a.data());
-        with_col_slice_mut(out, |o| {
-            o.fill(0.0);
-            for (row, &xr) in xs.iter().enumerate() {
-                let range = ip.outer_inds_sz(row);
-                for (&c, &v) in indices[range.clone()].iter().zip(&data[range]) {
-                    o[c] += v * xr;
-                }
-            }
-        });
-    }
 }
 
 impl LinearOperator for SparseOperator {
@@ -239,5 +196,23 @@ impl LinearOperator for SparseOperator {
             }
         }
         out
+    }
+}
+
+/// `Aᵀ x` as a sequential scatter over the rows (the transpose is never formed).
+impl TransposeOperator for SparseOperator {
+    fn matvec_transpose(&self, x: ColRef<'_, f64>, out: ColMut<'_, f64>) {
+        let xs = col_slice(x);
+        let ip = self.a.indptr();
+        let (indices, data) = (self.a.indices(), self.a.data());
+        with_col_slice_mut(out, |o| {
+            o.fill(0.0);
+            for (row, &xr) in xs.iter().enumerate() {
+                let range = ip.outer_inds_sz(row);
+                for (&c, &v) in indices[range.clone()].iter().zip(&data[range]) {
+                    o[c] += v * xr;
+                }
+            }
+        });
     }
 }

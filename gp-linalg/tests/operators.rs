@@ -9,7 +9,7 @@ use faer::{Col, Mat};
 use gp_linalg::{
     DenseOperator, DiagonalOperator, LinalgError, LinearOperator, LowRankOperator,
     LowRankPlusDiagonal, ScaledOperator, SharedOperator, ShiftedOperator, SparseOperator,
-    SumOperator,
+    SumOperator, TransposeOperator, Transposed,
 };
 use sprs::TriMat;
 
@@ -91,12 +91,26 @@ fn sparse_csr_and_csc_match_dense() {
         let mut r = rng(seed + 100);
         let x = rand_mat(&mut r, m, 3);
         let want = dense.transpose() * &x;
-        let got = csr.transpose_apply(x.col(0)).expect("transpose_apply");
-        assert_close(got.as_mat(), want.get(.., 0..1), TOL, "transpose_apply");
+        let got = csr.apply_transpose(x.col(0)).expect("apply_transpose");
+        assert_close(got.as_mat(), want.get(.., 0..1), TOL, "apply_transpose");
         let got = csr
-            .transpose_apply_block(x.as_ref())
-            .expect("transpose_apply_block");
-        assert_close(got.as_ref(), want.as_ref(), TOL, "transpose_apply_block");
+            .apply_transpose_block(x.as_ref())
+            .expect("apply_transpose_block");
+        assert_close(got.as_ref(), want.as_ref(), TOL, "apply_transpose_block");
+        // The wrapper is the same product as an operator, and its transpose is A again.
+        let t = csr.transposed();
+        assert_eq!(t.shape(), (dense.ncols(), dense.nrows()));
+        let got = t.apply_block(x.as_ref()).expect("transposed");
+        assert_close(got.as_ref(), want.as_ref(), TOL, "Transposed");
+        let y = rand_mat(&mut r, dense.ncols(), 2);
+        let back = Transposed::new(&t).apply_block(y.as_ref()).expect("(Aᵀ)ᵀ");
+        assert_close(back.as_ref(), (&dense * &y).as_ref(), TOL, "(Aᵀ)ᵀ");
+        let dense_op = DenseOperator::new(dense.clone());
+        let got = dense_op.apply_transpose_block(x.as_ref()).expect("dense");
+        assert_close(got.as_ref(), want.as_ref(), TOL, "dense transpose");
+        assert!(dense_op
+            .apply_transpose(Col::<f64>::zeros(dense.ncols() + 1).as_ref())
+            .is_err());
     }
 }
 
@@ -355,7 +369,7 @@ fn shape_errors_from_apply() {
     }
     let sparse = SparseOperator::from_triplets(5, 4, &[0], &[0], &[1.0]).expect("sparse");
     assert!(matches!(
-        sparse.transpose_apply(Col::<f64>::zeros(4).as_ref()),
+        sparse.apply_transpose(Col::<f64>::zeros(4).as_ref()),
         Err(LinalgError::ShapeMismatch { .. })
     ));
 }

@@ -10,7 +10,7 @@ use faer::{Col, Mat};
 use gp_linalg::{
     solve_lower_triangular, solve_upper_triangular, Cholesky, DenseOperator, DiagonalOperator,
     LinearOperator, LowRankOperator, LowRankPlusDiagonal, ScaledOperator, SharedOperator,
-    ShiftedOperator, SparseOperator, SumOperator, SymmetricEigen,
+    ShiftedOperator, SparseOperator, SumOperator, SymmetricEigen, TransposeOperator,
 };
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -126,7 +126,7 @@ proptest! {
         matches_dense(&sparse_op, &sparse, &x)?;
         // Aᵀ y through the sparse transpose product.
         let y = Mat::from_fn(sparse.nrows(), x.ncols(), |i, j| (i + 2 * j) as f64 - 3.0);
-        let got = sparse_op.transpose_apply_block(y.as_ref()).unwrap();
+        let got = sparse_op.apply_transpose_block(y.as_ref()).unwrap();
         prop_assert!(rel_err(got.as_ref(), (sparse.transpose() * &y).as_ref()) <= TOL);
         let sparse_op: SharedOperator = Arc::new(sparse_op);
 

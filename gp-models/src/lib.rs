@@ -67,6 +67,7 @@
 //!
 //! Points are rows of an `n × d` faer matrix ([`faer`] is re-exported); targets and
 //! predictions are faer columns. Every fallible function returns a [`ModelError`].
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 /// The README's example, compiled and run as a doctest so it cannot go stale.

@@ -124,7 +124,7 @@ fn circulant_slq_is_within_its_standard_error_of_the_dense_log_det() {
 /// Tolerance: `1e-7` relative, as the dense-factor test in `gsgp_vs_ski.rs`. With complete
 /// probes and CG to `1e-11` the quadrature of `log` on `H` (condition number ≲ 10⁴ here) is
 /// exact to about `1e-9` relative; both factors are exact square roots (`F Fᵀ = T` to
-/// ~1e-15, see `gsgp::circulant_root`'s tests), so what remains is round-off.
+/// ~1e-15, see gp-structured's `toeplitz_root` tests), so what remains is round-off.
 #[test]
 fn complete_probes_agree_across_factor_kinds_and_with_the_dense_log_det() {
     let (ski1, gsgp1, x1, y1) = small(150, vec![40], vec![0.6], 4.0, 1);

@@ -56,6 +56,7 @@
 //! assert!((est.value - exact).abs() < 4.0 * est.std_error + 1e-6);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod cg;

@@ -23,7 +23,7 @@ use std::time::Instant;
 use faer::{Col, Mat};
 use gp_structured::{
     cell_order, permute_rows, CsrInterpolation, InterpolationOptions, InterpolationWeights,
-    LinearOperator, RegularGrid, SufficientStats,
+    LinearOperator, RegularGrid, SufficientStats, TransposeOperator,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -143,7 +143,7 @@ fn bench_w(n: usize) {
             let t = time(7, || w.matvec(v.as_ref(), out_n.as_mut()));
             row(&format!("d={d} {order} factorized W v"), n, m, fb, t);
             let t = time(7, || {
-                w.transpose().matvec(u.as_ref(), out_m.as_mut());
+                w.transposed().matvec(u.as_ref(), out_m.as_mut());
             });
             row(&format!("d={d} {order} factorized Wᵀ v"), n, m, fb, t);
             let t = time(7, || csr.matvec(v.as_ref(), out_n.as_mut()));

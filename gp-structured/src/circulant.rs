@@ -10,7 +10,7 @@
 use faer::reborrow::ReborrowMut;
 use faer::{Col, ColMut, ColRef, Mat, MatMut, MatRef};
 use gp_linalg::validate::{check_finite_slice, check_shape};
-use gp_linalg::{LinalgError, LinearOperator};
+use gp_linalg::{LinalgError, LinearOperator, TransposeOperator};
 
 use crate::error::{Result, StructuredError};
 use crate::fft::{copy_col_into, copy_into_col, Complex, FftBuffers, Pool, RealFftPair};
@@ -126,18 +126,6 @@ impl Circulant {
         let n = self.dim();
         self.symmetric
             .then(|| (0..n).map(|k| self.spectrum[k.min(n - k)].re).collect())
-    }
-
-    /// Returns `Cᵀ x`.
-    pub fn apply_transpose(&self, x: ColRef<'_, f64>) -> Result<Col<f64>> {
-        check_shape(
-            (x.nrows(), 1),
-            (self.dim(), 1),
-            "Circulant::apply_transpose",
-        )?;
-        let mut out = Col::zeros(self.dim());
-        self.run(x, out.as_mut(), Mode::Transpose);
-        Ok(out)
     }
 
     /// Returns `C⁻¹ b` for a symmetric positive definite circulant.
@@ -256,5 +244,15 @@ impl LinearOperator for Circulant {
         let n = self.dim();
         let c = &self.first_column;
         Mat::from_fn(n, n, |i, j| c[(i + n - j) % n])
+    }
+}
+
+/// `Cᵀ x` through the conjugate spectrum (one FFT pair, like `C x`).
+impl TransposeOperator for Circulant {
+    fn matvec_transpose(&self, x: ColRef<'_, f64>, out: ColMut<'_, f64>) {
+        self.run(x, out, Mode::Transpose);
+    }
+    fn matmat_transpose(&self, x: MatRef<'_, f64>, out: MatMut<'_, f64>) {
+        self.run_block(x, out, Mode::Transpose);
     }
 }

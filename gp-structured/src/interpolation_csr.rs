@@ -2,17 +2,17 @@
 //! factorized [`InterpolationWeights`]).
 //!
 //! Kept for interoperability (any sprs code can use [`CsrInterpolation::matrix`]) and as the
-//! baseline of the factorized-vs-CSR benchmark. `W v` is parallel over rows; `Wᵀ v` uses the
+//! baseline of the factorized-vs-CSR benchmark. `W v` is parallel over rows; `Wᵀ v`
+//! ([`TransposeOperator`]) uses the
 //! same private-buffer scheme as the factorized type and never forms the transpose.
 
-use faer::{Col, ColMut, ColRef};
-use gp_linalg::validate::check_shape;
-use gp_linalg::LinearOperator;
+use faer::{ColMut, ColRef};
+use gp_linalg::{LinearOperator, TransposeOperator};
 use rayon::prelude::*;
 use sprs::CsMat;
 
 use crate::error::{Result, StructuredError};
-use crate::interpolation_weights::{transpose_by_blocks, InterpolationWeights, TransposeApply};
+use crate::interpolation_weights::{transpose_by_blocks, InterpolationWeights};
 use crate::slice_util::{col_as_slice, with_out_slice};
 
 /// `W` as a CSR matrix with the [`LinearOperator`] interface and a transpose product.
@@ -56,20 +56,6 @@ impl CsrInterpolation {
             + self.mat.nnz() * (std::mem::size_of::<usize>() + std::mem::size_of::<f64>())
     }
 
-    /// `Wᵀ v`, checking the shape.
-    pub fn apply_transpose(&self, v: ColRef<'_, f64>) -> Result<Col<f64>> {
-        check_shape(
-            (v.nrows(), 1),
-            (self.mat.rows(), 1),
-            "CsrInterpolation::apply_transpose",
-        )?;
-        let mut out = Col::zeros(self.mat.cols());
-        let mut buf = Vec::new();
-        let v = col_as_slice(v, &mut buf);
-        with_out_slice(out.as_mut(), |o| self.transpose_into_slice(v, o));
-        Ok(out)
-    }
-
     fn matvec_slice(&self, x: &[f64], out: &mut [f64]) {
         let indptr = self.mat.indptr();
         let indptr = indptr.raw_storage();
@@ -88,14 +74,9 @@ impl CsrInterpolation {
     }
 }
 
-impl TransposeApply for CsrInterpolation {
-    fn t_nrows(&self) -> usize {
-        self.mat.rows()
-    }
-    fn t_ncols(&self) -> usize {
-        self.mat.cols()
-    }
-    fn transpose_into_slice(&self, v: &[f64], out: &mut [f64]) {
+impl CsrInterpolation {
+    /// `Wᵀ v` into a slice (`v.len() == n`, `out.len() == m`).
+    fn scatter_rows(&self, v: &[f64], out: &mut [f64]) {
         let indptr = self.mat.indptr();
         let indptr = indptr.raw_storage();
         let (ind, val) = (self.mat.indices(), self.mat.data());
@@ -126,5 +107,13 @@ impl LinearOperator for CsrInterpolation {
         let mut buf = Vec::new();
         let x = col_as_slice(x, &mut buf);
         with_out_slice(out, |o| self.matvec_slice(x, o));
+    }
+}
+
+impl TransposeOperator for CsrInterpolation {
+    fn matvec_transpose(&self, x: ColRef<'_, f64>, out: ColMut<'_, f64>) {
+        let mut buf = Vec::new();
+        let x = col_as_slice(x, &mut buf);
+        with_out_slice(out, |o| self.scatter_rows(x, o));
     }
 }

@@ -12,9 +12,8 @@
 //! for unsorted points, about `m / blocks` after [`cell_order`](crate::interpolation::cell_order)),
 //! then the buffers are added; the transpose is never stored.
 
-use faer::{Col, ColMut, ColRef, MatRef};
-use gp_linalg::validate::check_shape;
-use gp_linalg::LinearOperator;
+use faer::{ColMut, ColRef, MatRef};
+use gp_linalg::{LinearOperator, TransposeOperator};
 use rayon::prelude::*;
 use sprs::CsMat;
 
@@ -29,9 +28,18 @@ use crate::slice_util::{col_as_slice, with_out_slice};
 /// Rows per parallel task in `W v`.
 const ROW_CHUNK: usize = 4096;
 
+/// Number of row blocks (private buffers) a transpose product `Wᵀ v` sums, whatever the
+/// thread count: a fixed count fixes the floating-point summation order, so `Wᵀ v` (and every
+/// model built on it) gives the same bits on 1, 2 or 64 threads. Two is the count the
+/// 2-thread machines the reference results were produced on used (one block per thread), so
+/// those results did not change; more blocks would let more threads help at the cost of one
+/// more buffer of about `m` values each and a one-time change in the last bits.
+const SUM_BLOCKS: usize = 2;
+
 /// The interpolation matrix `W` of `n` points on a [`RegularGrid`], stored factorized
-/// (stencil start + per-dimension weights per row). Implements [`LinearOperator`] (`W v`);
-/// `Wᵀ v` is [`apply_transpose`](Self::apply_transpose).
+/// (stencil start + per-dimension weights per row). Implements [`LinearOperator`] (`W v`) and
+/// [`TransposeOperator`] (`Wᵀ v`, and `Wᵀ` as an operator through
+/// [`transposed`](TransposeOperator::transposed)).
 #[derive(Debug, Clone)]
 pub struct InterpolationWeights {
     n: usize,
@@ -214,7 +222,7 @@ impl InterpolationWeights {
     }
 
     /// `Wᵀ v` into a slice (`v.len() == n`, `out.len() == m`).
-    pub(crate) fn transpose_slice(&self, v: &[f64], out: &mut [f64]) {
+    fn scatter_rows(&self, v: &[f64], out: &mut [f64]) {
         let (d, w) = (self.d, self.w);
         let k = d * w;
         let span_last = self.outer_offsets.last().copied().unwrap_or(0) + w;
@@ -268,36 +276,6 @@ impl InterpolationWeights {
             }
             (lo, buf)
         });
-    }
-
-    /// `Wᵀ v` (`v` of length `n`, result of length `m`), checking the shape.
-    pub fn apply_transpose(&self, v: ColRef<'_, f64>) -> Result<Col<f64>> {
-        let mut out = Col::zeros(self.m);
-        self.apply_transpose_into(v, out.as_mut())?;
-        Ok(out)
-    }
-
-    /// Writes `out = Wᵀ v`, checking shapes.
-    pub fn apply_transpose_into(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) -> Result<()> {
-        check_shape(
-            (v.nrows(), 1),
-            (self.n, 1),
-            "InterpolationWeights::apply_transpose (v)",
-        )?;
-        check_shape(
-            (out.nrows(), 1),
-            (self.m, 1),
-            "InterpolationWeights::apply_transpose (out)",
-        )?;
-        let mut buf = Vec::new();
-        let v = col_as_slice(v, &mut buf);
-        with_out_slice(out, |o| self.transpose_slice(v, o));
-        Ok(())
-    }
-
-    /// `Wᵀ` as a [`LinearOperator`] (borrowing `self`; nothing is copied or transposed).
-    pub fn transpose(&self) -> Transposed<'_, Self> {
-        Transposed(self)
     }
 }
 
@@ -408,10 +386,9 @@ pub(crate) fn transpose_by_blocks<F>(n: usize, m: usize, out: &mut [f64], block:
 where
     F: Fn(std::ops::Range<usize>) -> (usize, Vec<f64>) + Sync,
 {
-    let nblocks = rayon::current_num_threads()
-        .max(1)
-        .min(n.div_ceil(ROW_CHUNK))
-        .max(1);
+    // A fixed block count (not the pool size) fixes the summation order, so the result is
+    // the same to the last bit on any number of threads.
+    let nblocks = SUM_BLOCKS.min(n.div_ceil(ROW_CHUNK)).max(1);
     let per = n.div_ceil(nblocks).max(1);
     let parts: Vec<(usize, Vec<f64>)> = (0..nblocks)
         .into_par_iter()
@@ -451,42 +428,10 @@ impl LinearOperator for InterpolationWeights {
     }
 }
 
-/// Something whose transpose product can be taken without storing the transpose.
-pub trait TransposeApply: Send + Sync {
-    /// Rows of the original matrix.
-    fn t_nrows(&self) -> usize;
-    /// Columns of the original matrix.
-    fn t_ncols(&self) -> usize;
-    /// `out = Aᵀ v` (`v.len() == t_nrows()`, `out.len() == t_ncols()`).
-    fn transpose_into_slice(&self, v: &[f64], out: &mut [f64]);
-}
-
-impl TransposeApply for InterpolationWeights {
-    fn t_nrows(&self) -> usize {
-        self.n
-    }
-    fn t_ncols(&self) -> usize {
-        self.m
-    }
-    fn transpose_into_slice(&self, v: &[f64], out: &mut [f64]) {
-        self.transpose_slice(v, out)
-    }
-}
-
-/// The transpose `Aᵀ` of a borrowed interpolation matrix as a [`LinearOperator`].
-#[derive(Debug, Clone, Copy)]
-pub struct Transposed<'a, A: ?Sized>(pub &'a A);
-
-impl<A: TransposeApply + ?Sized> LinearOperator for Transposed<'_, A> {
-    fn nrows(&self) -> usize {
-        self.0.t_ncols()
-    }
-    fn ncols(&self) -> usize {
-        self.0.t_nrows()
-    }
-    fn matvec(&self, x: ColRef<'_, f64>, out: ColMut<'_, f64>) {
+impl TransposeOperator for InterpolationWeights {
+    fn matvec_transpose(&self, x: ColRef<'_, f64>, out: ColMut<'_, f64>) {
         let mut buf = Vec::new();
         let x = col_as_slice(x, &mut buf);
-        with_out_slice(out, |o| self.0.transpose_into_slice(x, o));
+        with_out_slice(out, |o| self.scatter_rows(x, o));
     }
 }

@@ -19,7 +19,7 @@
 
 use faer::{Col, ColMut, ColRef, Mat, MatMut, MatRef};
 use gp_linalg::validate::{check_finite_mat, check_shape};
-use gp_linalg::LinearOperator;
+use gp_linalg::{LinalgError, LinearOperator, Result as LinalgResult, TransposeOperator};
 use rayon::prelude::*;
 
 use crate::error::{Result, StructuredError};
@@ -116,8 +116,10 @@ impl RowKhatriRao {
         self.sizes.iter().map(|&s| (s as f64).ln()).sum()
     }
 
-    fn m_checked(&self, context: &'static str) -> Result<usize> {
-        self.m.ok_or_else(|| StructuredError::InvalidArgument {
+    /// `m`, or the error that says it overflows `usize` (the [`TransposeOperator`] entry
+    /// points report it in `gp-linalg`'s error type).
+    fn m_linalg(&self, context: &'static str) -> LinalgResult<usize> {
+        self.m.ok_or_else(|| LinalgError::InvalidArgument {
             name: context,
             reason: format!(
                 "the product has m = Π {:?} columns, which overflows usize; only the structured \
@@ -182,35 +184,6 @@ impl RowKhatriRao {
         }
     }
 
-    /// `Kᵀ v` (`v` of length `n`, result of length `m`), `O(n·m)`; needs `m` to fit in `usize`.
-    pub fn apply_transpose(&self, v: ColRef<'_, f64>) -> Result<Col<f64>> {
-        let m = self.m_checked("RowKhatriRao::apply_transpose")?;
-        check_shape((v.nrows(), 1), (self.n, 1), "RowKhatriRao::apply_transpose")?;
-        let mut buf = Vec::new();
-        let v = col_as_slice(v, &mut buf);
-        let parts = rayon::current_num_threads().clamp(1, self.n.max(1));
-        let per = self.n.div_ceil(parts).max(1);
-        let total = (0..parts)
-            .into_par_iter()
-            .map(|p| {
-                let mut acc = vec![0.0; m];
-                let mut tmp = Vec::new();
-                let rows = (p * per).min(self.n)..((p + 1) * per).min(self.n);
-                for (i, &vi) in rows.clone().zip(&v[rows]) {
-                    self.add_row_kron(i, vi, &mut acc, &mut tmp);
-                }
-                acc
-            })
-            .reduce(
-                || vec![0.0; m],
-                |mut a, b| {
-                    a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
-                    a
-                },
-            );
-        Ok(Col::from_fn(m, |j| total[j]))
-    }
-
     /// `K (v_1 ⊗ … ⊗ v_d) = (F_1 v_1) ⊙ … ⊙ (F_d v_d)` in `O(n Σ m_l)`, for any `m`.
     pub fn apply_kronecker(&self, vs: &[ColRef<'_, f64>]) -> Result<Col<f64>> {
         if vs.len() != self.dims() {
@@ -234,6 +207,34 @@ impl RowKhatriRao {
             out.iter_mut().zip(fv.iter()).for_each(|(o, f)| *o *= f);
         }
         Ok(out)
+    }
+}
+
+impl RowKhatriRao {
+    /// `Kᵀ v` into `out` (`v.len() == n`, `out.len() == m`), `O(n·m)`.
+    fn transpose_into(&self, v: &[f64], out: &mut [f64]) {
+        let m = out.len();
+        let parts = rayon::current_num_threads().clamp(1, self.n.max(1));
+        let per = self.n.div_ceil(parts).max(1);
+        let total = (0..parts)
+            .into_par_iter()
+            .map(|p| {
+                let mut acc = vec![0.0; m];
+                let mut tmp = Vec::new();
+                let rows = (p * per).min(self.n)..((p + 1) * per).min(self.n);
+                for (i, &vi) in rows.clone().zip(&v[rows]) {
+                    self.add_row_kron(i, vi, &mut acc, &mut tmp);
+                }
+                acc
+            })
+            .reduce(
+                || vec![0.0; m],
+                |mut a, b| {
+                    a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            );
+        out.copy_from_slice(&total);
     }
 }
 
@@ -271,5 +272,47 @@ impl LinearOperator for RowKhatriRao {
                 out[(i, j)] = res[i * cols.len() + j];
             }
         }
+    }
+}
+
+/// `Kᵀ v` in `O(n·m)`; needs `m` to fit in `usize` (the checked entry points say so when it
+/// does not, instead of reporting a shape mismatch against `usize::MAX`).
+impl TransposeOperator for RowKhatriRao {
+    fn matvec_transpose(&self, x: ColRef<'_, f64>, out: ColMut<'_, f64>) {
+        let mut buf = Vec::new();
+        let x = col_as_slice(x, &mut buf);
+        with_out_slice(out, |o| self.transpose_into(x, o));
+    }
+    fn apply_transpose(&self, x: ColRef<'_, f64>) -> LinalgResult<Col<f64>> {
+        let m = self.m_linalg("RowKhatriRao::apply_transpose")?;
+        let mut out = Col::zeros(m);
+        self.apply_transpose_into(x, out.as_mut())?;
+        Ok(out)
+    }
+    fn apply_transpose_into(&self, x: ColRef<'_, f64>, out: ColMut<'_, f64>) -> LinalgResult<()> {
+        self.m_linalg("RowKhatriRao::apply_transpose")?;
+        check_shape(
+            (x.nrows(), 1),
+            (self.n, 1),
+            "RowKhatriRao::apply_transpose (x)",
+        )?;
+        check_shape(
+            (out.nrows(), 1),
+            (self.ncols(), 1),
+            "RowKhatriRao::apply_transpose (out)",
+        )?;
+        self.matvec_transpose(x, out);
+        Ok(())
+    }
+    fn apply_transpose_block(&self, x: MatRef<'_, f64>) -> LinalgResult<Mat<f64>> {
+        let m = self.m_linalg("RowKhatriRao::apply_transpose_block")?;
+        check_shape(
+            (x.nrows(), x.ncols()),
+            (self.n, x.ncols()),
+            "RowKhatriRao::apply_transpose_block",
+        )?;
+        let mut out = Mat::zeros(m, x.ncols());
+        self.matmat_transpose(x, out.as_mut());
+        Ok(out)
     }
 }

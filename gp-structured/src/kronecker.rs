@@ -14,6 +14,7 @@
 use std::sync::Arc;
 
 use faer::{Col, ColMut, ColRef, MatMut, MatRef};
+use gp_linalg::validate::check_shape;
 use gp_linalg::LinearOperator;
 
 use crate::error::{Result, StructuredError};
@@ -112,6 +113,49 @@ impl LinearOperator for Kronecker {
         let refs: Vec<&[f64]> = slices.iter().map(Vec::as_slice).collect();
         Some(Col::from_iter(kron_vectors(&refs)))
     }
+}
+
+/// `out = (A₁ ⊗ … ⊗ A_d) X` for borrowed factors, by mode products: what a [`Kronecker`]
+/// does with its own factors, for callers whose factors are not `'static` (for example
+/// [`Transposed`](gp_linalg::Transposed) views, which give `(A₁ ⊗ … ⊗ A_d)ᵀ = A₁ᵀ ⊗ … ⊗ A_dᵀ`).
+///
+/// Errors: no factors, an empty factor, a size that overflows `usize`, or `x`/`out` whose
+/// shapes do not match the product's.
+///
+/// ```
+/// use faer::{col, mat};
+/// use gp_linalg::{DenseOperator, LinearOperator, TransposeOperator};
+/// use gp_structured::kronecker::kronecker_matmat;
+///
+/// let a = DenseOperator::new(mat![[1.0, 2.0], [3.0, 4.0]]);
+/// let b = DenseOperator::new(mat![[0.0, 1.0], [1.0, 0.0]]);
+/// let (at, bt) = (a.transposed(), b.transposed());
+/// let x = col![1.0, 0.0, 0.0, 0.0];
+/// let mut out = col![0.0, 0.0, 0.0, 0.0];
+/// kronecker_matmat(&[&at as &dyn LinearOperator, &bt], x.as_mat(), out.as_mat_mut())?;
+/// // (A ⊗ B)ᵀ e₀ is row 0 of A ⊗ B: A[0, j] · B[0, l].
+/// assert_eq!(out, col![0.0, 1.0, 0.0, 2.0]);
+/// # Ok::<(), gp_structured::StructuredError>(())
+/// ```
+pub fn kronecker_matmat(
+    factors: &[&dyn LinearOperator],
+    x: MatRef<'_, f64>,
+    out: MatMut<'_, f64>,
+) -> Result<()> {
+    let shapes: Vec<(usize, usize)> = factors.iter().map(|a| a.shape()).collect();
+    let (nrows, ncols, max_len) = product_shape(&shapes)?;
+    check_shape(
+        (x.nrows(), x.ncols()),
+        (ncols, x.ncols()),
+        "kronecker_matmat (x)",
+    )?;
+    check_shape(
+        (out.nrows(), out.ncols()),
+        (nrows, x.ncols()),
+        "kronecker_matmat (out)",
+    )?;
+    kron_matmat(factors, max_len, x, out);
+    Ok(())
 }
 
 /// `(rows, cols, largest intermediate length)` of a Kronecker product of the given factor

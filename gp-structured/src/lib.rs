@@ -7,7 +7,8 @@
 //!
 //! * [`SymmetricToeplitz`] (circulant embedding, real FFTs, cached spectrum, allocation-free
 //!   apply with a [`ToeplitzWorkspace`]), [`RestrictedToeplitz`] for observations with gaps,
-//!   [`Circulant`] with solve and log-determinant.
+//!   [`Circulant`] with solve and log-determinant, and [`CirculantRoot`], the
+//!   circulant-embedding square root `F Fᵀ = T` of a symmetric Toeplitz matrix.
 //! * [`Kronecker`] products of any operators, applied by mode products; [`KroneckerEigen`]
 //!   for exact solves and log-determinants of `K₁⊗…⊗K_d + σ²I`; [`top_eigenvalues`] (GP-GRIEF
 //!   Algorithm 1, in log space).
@@ -49,10 +50,11 @@ pub mod kronecker;
 pub mod kronecker_eigen;
 pub mod sufficient_stats;
 pub mod toeplitz;
+pub mod toeplitz_root;
 pub mod top_eigen;
 
 pub use error::{Result, StructuredError};
-pub use gp_linalg::LinearOperator;
+pub use gp_linalg::{LinearOperator, TransposeOperator, Transposed};
 
 mod slice_util;
 
@@ -67,7 +69,7 @@ pub use interpolation::{
     cell_order, permute_rows, InterpolationOptions, InterpolationScheme, OutOfGrid,
 };
 pub use interpolation_csr::CsrInterpolation;
-pub use interpolation_weights::{InterpolationWeights, Transposed};
+pub use interpolation_weights::InterpolationWeights;
 pub use khatri_rao::RowKhatriRao;
 pub use khatri_rao_kronecker::{
     khatri_rao_kronecker_columns, khatri_rao_kronecker_columns_log, LogSignMatrix,
@@ -77,4 +79,5 @@ pub use kronecker_eigen::KroneckerEigen;
 pub use stencil_gram::StencilGram;
 pub use sufficient_stats::{StatsAccumulator, StatsPath, StatsPlan, SufficientStats};
 pub use toeplitz::{RestrictedToeplitz, SymmetricToeplitz, ToeplitzWorkspace};
+pub use toeplitz_root::CirculantRoot;
 pub use top_eigen::{top_eigenvalues, TopEigenOptions, TopEigenvalues};

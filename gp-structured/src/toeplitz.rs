@@ -14,7 +14,7 @@ use faer::linalg::matmul::matmul;
 use faer::reborrow::ReborrowMut;
 use faer::{Accum, Col, ColMut, ColRef, Mat, MatMut, MatRef};
 use gp_linalg::validate::{check_finite_slice, check_shape};
-use gp_linalg::LinearOperator;
+use gp_linalg::{LinearOperator, TransposeOperator};
 use rayon::prelude::*;
 
 use crate::error::{Result, StructuredError};
@@ -323,6 +323,16 @@ impl LinearOperator for SymmetricToeplitz {
     }
 }
 
+/// `Tᵀ = T`: the transpose products are the products.
+impl TransposeOperator for SymmetricToeplitz {
+    fn matvec_transpose(&self, x: ColRef<'_, f64>, out: ColMut<'_, f64>) {
+        self.matvec(x, out)
+    }
+    fn matmat_transpose(&self, x: MatRef<'_, f64>, out: MatMut<'_, f64>) {
+        self.matmat(x, out)
+    }
+}
+
 /// The submatrix `T[rows, cols]` of a symmetric Toeplitz matrix: a Toeplitz operator whose
 /// output, input or both are restricted to subsets of the grid positions (observations with
 /// gaps on a regular grid).
@@ -384,15 +394,6 @@ impl RestrictedToeplitz {
         Self::new(toeplitz, Some(positions.clone()), Some(positions))
     }
 
-    /// The transpose `T[cols, rows]` (shares the Toeplitz operator).
-    pub fn transpose(&self) -> Self {
-        Self {
-            toeplitz: Arc::clone(&self.toeplitz),
-            rows: self.cols.clone(),
-            cols: self.rows.clone(),
-        }
-    }
-
     /// The full Toeplitz operator.
     pub fn toeplitz(&self) -> &Arc<SymmetricToeplitz> {
         &self.toeplitz
@@ -434,11 +435,23 @@ impl RestrictedToeplitz {
     fn apply_unchecked(
         &self,
         x: ColRef<'_, f64>,
+        out: ColMut<'_, f64>,
+        ws: &mut ToeplitzWorkspace,
+    ) {
+        self.apply_restricted(self.rows.as_deref(), self.cols.as_deref(), x, out, ws)
+    }
+
+    /// `out = T[rows, cols] x` (`None` = all positions); with the two swapped, the transpose.
+    fn apply_restricted(
+        &self,
+        rows: Option<&[usize]>,
+        cols: Option<&[usize]>,
+        x: ColRef<'_, f64>,
         mut out: ColMut<'_, f64>,
         ws: &mut ToeplitzWorkspace,
     ) {
         let m = self.toeplitz.dim();
-        match &self.cols {
+        match cols {
             None => copy_col_into(x, &mut ws.buf.time),
             Some(cols) => {
                 let time = &mut ws.buf.time[..m];
@@ -449,7 +462,7 @@ impl RestrictedToeplitz {
             }
         }
         self.toeplitz.apply_in_buffer(ws);
-        match &self.rows {
+        match rows {
             None => copy_into_col(&ws.buf.time, out),
             Some(rows) => {
                 for (k, &r) in rows.iter().enumerate() {
@@ -496,5 +509,23 @@ impl LinearOperator for RestrictedToeplitz {
             let s = self.cols.as_ref().map_or(j, |v| v[j]);
             c[r.abs_diff(s)]
         })
+    }
+}
+
+/// `T[rows, cols]ᵀ = T[cols, rows]` (`T` is symmetric): the same embedding with the input and
+/// output positions swapped.
+impl TransposeOperator for RestrictedToeplitz {
+    fn matvec_transpose(&self, x: ColRef<'_, f64>, out: ColMut<'_, f64>) {
+        let mut ws = self.toeplitz.take_workspace();
+        self.apply_restricted(self.cols.as_deref(), self.rows.as_deref(), x, out, &mut ws);
+        self.toeplitz.give_workspace(ws);
+    }
+    fn matmat_transpose(&self, x: MatRef<'_, f64>, out: MatMut<'_, f64>) {
+        let (rows, cols) = (self.cols.as_deref(), self.rows.as_deref());
+        self.toeplitz.for_column_chunks(x, out, |xc, mut oc, ws| {
+            for j in 0..xc.ncols() {
+                self.apply_restricted(rows, cols, xc.col(j), oc.rb_mut().col_mut(j), ws);
+            }
+        });
     }
 }

@@ -8,7 +8,7 @@
 
 use faer::{Col, Mat, Side};
 use gp_linalg::{Cholesky, LinalgError, LinearOperator};
-use gp_structured::{Circulant, StructuredError};
+use gp_structured::{Circulant, StructuredError, TransposeOperator};
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -6,6 +6,7 @@ use faer::{Col, Mat};
 use gp_structured::{
     cell_order, permute_rows, CsrInterpolation, InterpolationOptions, InterpolationScheme,
     InterpolationWeights, LinearOperator, OutOfGrid, RegularGrid, StructuredError,
+    TransposeOperator,
 };
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -249,9 +250,9 @@ fn check_products(sizes: &[usize], n: usize, opts: InterpolationOptions, seed: u
     // The transpose as an operator, with a strided (non-contiguous) input column.
     let rowmajor = Mat::from_fn(2, n, |r, i| if r == 0 { u[i] } else { 0.0 });
     let strided = rowmajor.row(0).transpose();
-    let tt = w.transpose().apply(strided).unwrap();
+    let tt = w.transposed().apply(strided).unwrap();
     assert!((&tt - &wtu).norm_max() <= tol * (1.0 + wtu.norm_max()));
-    assert_eq!(w.transpose().shape(), (m, n));
+    assert_eq!(w.transposed().shape(), (m, n));
     // CSR agrees entry by entry and in both products.
     let csr = CsrInterpolation::from_weights(&w).unwrap();
     assert_eq!(csr.matrix().nnz(), n * w.entries_per_row());
@@ -311,6 +312,57 @@ proptest! {
         let s = w.apply(Col::<f64>::ones(grid.num_points()).as_ref()).unwrap();
         for i in 0..n {
             prop_assert!((s[i] - 1.0).abs() < 1e-14);
+        }
+    }
+}
+
+/// Runs `f` on a rayon pool of `threads` threads.
+fn on_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
+#[test]
+fn transpose_product_does_not_depend_on_the_thread_count() {
+    // Enough rows for several row blocks (4096 rows each), so that a block count tied to the
+    // pool size would sum in a different order on 1, 2 and 3 threads.
+    for (sizes, n, scheme) in [
+        (vec![300], 20_000, InterpolationScheme::Cubic),
+        (vec![40, 30], 30_000, InterpolationScheme::Cubic),
+        (vec![12, 10, 9], 25_000, InterpolationScheme::Linear),
+    ] {
+        let (grid, x) = setup(&sizes, n, scheme, 21);
+        let opts = InterpolationOptions {
+            scheme,
+            out_of_grid: OutOfGrid::Error,
+        };
+        let w = InterpolationWeights::new(&grid, x.as_ref(), opts).unwrap();
+        let csr = CsrInterpolation::from_weights(&w).unwrap();
+        let v = random_col(n, 5);
+        let products = |threads| {
+            on_pool(threads, || {
+                (
+                    w.apply_transpose(v.as_ref()).unwrap(),
+                    csr.apply_transpose(v.as_ref()).unwrap(),
+                )
+            })
+        };
+        let (one, one_csr) = products(1);
+        for threads in [2, 3] {
+            let (got, got_csr) = products(threads);
+            let same = |a: &Col<f64>, b: &Col<f64>| {
+                a.iter()
+                    .zip(b.iter())
+                    .all(|(p, q)| p.to_bits() == q.to_bits())
+            };
+            assert!(same(&one, &got), "factorized, {sizes:?}, {threads} threads");
+            assert!(
+                same(&one_csr, &got_csr),
+                "CSR, {sizes:?}, {threads} threads"
+            );
         }
     }
 }

@@ -3,6 +3,7 @@
 use faer::{Col, Mat, MatRef};
 use gp_structured::{
     khatri_rao_kronecker_columns, khatri_rao_kronecker_columns_log, LinearOperator, RowKhatriRao,
+    TransposeOperator,
 };
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use faer::{Col, Mat};
 use gp_linalg::{LinalgError, LinearOperator};
 use gp_structured::fft::circulant_embedding_length;
-use gp_structured::{RestrictedToeplitz, StructuredError, SymmetricToeplitz};
+use gp_structured::{RestrictedToeplitz, StructuredError, SymmetricToeplitz, TransposeOperator};
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -120,7 +120,7 @@ proptest! {
             prop_assert!((out[i] - expected[(i, 0)]).abs() <= tol);
         }
 
-        let tr = op.transpose();
+        let tr = op.transposed();
         let dense_t = dense.transpose().to_owned();
         let z = random_mat(&mut rng, rows_v.len(), 2);
         let tol_t = fft_tol(&c, t.embedding_length(), z.norm_l2() * (rows_v.len() as f64).sqrt());

@@ -39,7 +39,7 @@
 //!   kernel's own values at further lags; if that fails the dense factor is used when it fits
 //!   in memory, else the estimate is refused with
 //!   [`ModelError::LogDetEmbeddingIndefinite`].
-//!   See `circulant_root` (private) for the embedding and why the kernel's lags are used.
+//!   See [`gp_structured::toeplitz_root`] for the embedding and why the kernel's lags are used.
 //!
 //! **Probe noise.** Both kinds are exact square roots, so they give the same `H` up to an
 //! orthogonal change of basis and the same log determinant, but not the same SLQ variance,
@@ -55,8 +55,8 @@
 //! usually needs fewer probes, hence the default threshold.
 //!
 //! One product with `H` costs one `S` product (with a CSR copy of `S`, exact zeros dropped)
-//! and two Kronecker products `L v`, `Lᵀ u` with these factors, mode by mode: independent of
-//! `n`. The memory is checked before the factors are built
+//! and two Kronecker products `L v`, `Lᵀ u` with these factors, mode by mode
+//! ([`gp_structured::kronecker::kronecker_matmat`]): independent of `n`. The memory is checked before the factors are built
 //! ([`ModelError::LogDetFactorTooLarge`]):
 //! `24 m_l²` bytes per dense factor (matrix, eigenvectors, workspace), `64 M_l` per circulant
 //! one (its column and half spectrum, FFT buffers and gathered fibres), `16 nnz(S) + 8(m + 1)`
@@ -66,12 +66,13 @@
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, ColMut, ColRef, Mat, MatMut, MatRef, Par, Side};
-use gp_linalg::{LinalgError, LinearOperator, SparseOperator};
+use gp_linalg::{LinalgError, LinearOperator, SparseOperator, TransposeOperator, Transposed};
+use gp_structured::kronecker::kronecker_matmat;
+use gp_structured::toeplitz_root::{find_embedding, CirculantRoot};
 use gp_structured::StencilGram;
 use rayon::prelude::*;
 
 use crate::error::{ModelError, Result};
-use crate::gsgp::circulant_root::{find_embedding, CirculantRoot};
 use crate::ski::memory::resolve_limit;
 use crate::ski::GridKernel;
 
@@ -136,7 +137,7 @@ enum Factor {
     Circulant(CirculantRoot),
 }
 
-impl Factor {
+impl LinearOperator for Factor {
     fn nrows(&self) -> usize {
         match self {
             Self::Dense(f) => f.nrows(),
@@ -148,6 +149,31 @@ impl Factor {
         match self {
             Self::Dense(f) => f.ncols(),
             Self::Circulant(c) => c.ncols(),
+        }
+    }
+
+    fn matvec(&self, x: ColRef<'_, f64>, out: ColMut<'_, f64>) {
+        self.matmat(x.as_mat(), out.as_mat_mut());
+    }
+
+    fn matmat(&self, x: MatRef<'_, f64>, out: MatMut<'_, f64>) {
+        match self {
+            // Sequential: the probe columns already run in parallel (`SymmetrizedOperator`).
+            Self::Dense(f) => matmul(out, Accum::Replace, f.as_ref(), x, 1.0, Par::Seq),
+            Self::Circulant(c) => c.matmat(x, out),
+        }
+    }
+}
+
+impl TransposeOperator for Factor {
+    fn matvec_transpose(&self, x: ColRef<'_, f64>, out: ColMut<'_, f64>) {
+        self.matmat_transpose(x.as_mat(), out.as_mat_mut());
+    }
+
+    fn matmat_transpose(&self, x: MatRef<'_, f64>, out: MatMut<'_, f64>) {
+        match self {
+            Self::Dense(f) => matmul(out, Accum::Replace, f.transpose(), x, 1.0, Par::Seq),
+            Self::Circulant(c) => c.matmat_transpose(x, out),
         }
     }
 }
@@ -281,7 +307,7 @@ impl LogDetFactor {
                     let root = CirculantRoot::new(ml, &spectrum, scale)?;
                     kinds.push(LogDetFactorKind::Circulant {
                         size: ml,
-                        embedding: root.ncols(),
+                        embedding: root.embedding_len(),
                     });
                     factors.push(Factor::Circulant(root));
                 }
@@ -305,32 +331,33 @@ impl LogDetFactor {
         &self.kinds
     }
 
-    /// `L v` (`transpose = false`, `v ∈ ℝ^r`) or `Lᵀ v` (`v ∈ ℝ^m`).
+    /// `L v` (`transpose = false`, `v ∈ ℝ^r`) or `Lᵀ v` (`v ∈ ℝ^m`), by Kronecker mode
+    /// products.
     fn apply(&self, v: &[f64], transpose: bool) -> Vec<f64> {
-        let mut dims: Vec<usize> = self
-            .factors
-            .iter()
-            .map(|f| if transpose { f.nrows() } else { f.ncols() })
-            .collect();
-        let mut x = v.to_vec();
-        for (l, f) in self.factors.iter().enumerate() {
-            match f {
-                Factor::Dense(f) => {
-                    let a = if transpose { f.transpose() } else { f.as_ref() };
-                    x = mode_product(&x, &dims, l, a);
-                    dims[l] = a.nrows();
-                }
-                Factor::Circulant(root) => {
-                    x = circulant_mode_product(&x, &dims, l, root, transpose);
-                    dims[l] = if transpose {
-                        root.ncols()
-                    } else {
-                        root.nrows()
-                    };
-                }
-            }
-        }
-        x
+        let transposed: Vec<Transposed<'_, Factor>> =
+            self.factors.iter().map(Transposed::new).collect();
+        let ops: Vec<&dyn LinearOperator> = if transpose {
+            transposed
+                .iter()
+                .map(|t| t as &dyn LinearOperator)
+                .collect()
+        } else {
+            self.factors
+                .iter()
+                .map(|f| f as &dyn LinearOperator)
+                .collect()
+        };
+        let rows = ops.iter().map(|a| a.nrows()).product();
+        let mut out = vec![0.0; rows];
+        // The shapes agree by construction (`v` has the factors' column count), so the
+        // checked product cannot fail; an empty result would only hide a logic error.
+        let done = kronecker_matmat(
+            &ops,
+            MatRef::from_column_major_slice(v, v.len(), 1),
+            MatMut::from_column_major_slice_mut(&mut out, rows, 1),
+        );
+        debug_assert!(done.is_ok(), "{done:?}");
+        out
     }
 }
 
@@ -350,82 +377,6 @@ fn dense_factor(c: &[f64], sqrt_scale: f64) -> Result<Mat<f64>> {
     Ok(Mat::from_fn(ml, kept.len(), |i, k| {
         vectors[(i, kept[k])] * (values[kept[k]].sqrt() * sqrt_scale)
     }))
-}
-
-/// The mode-`l` product of the row-major tensor `x` (shape `dims`) with a circulant root:
-/// `F` (`dims[l] = M`, result `dims[l] = m`) or `Fᵀ` (`transpose`, `m → M`).
-fn circulant_mode_product(
-    x: &[f64],
-    dims: &[usize],
-    l: usize,
-    root: &CirculantRoot,
-    transpose: bool,
-) -> Vec<f64> {
-    let before: usize = dims[..l].iter().product();
-    let after: usize = dims[l + 1..].iter().product();
-    let (q, p) = if transpose {
-        (root.nrows(), root.ncols())
-    } else {
-        (root.ncols(), root.nrows())
-    };
-    let mut out = vec![0.0; before * p * after];
-    if after == 0 || before == 0 {
-        return out;
-    }
-    if after == 1 {
-        // Contiguous fibres: one block product over all of them.
-        let xm = MatRef::from_column_major_slice(x, q, before);
-        let om = MatMut::from_column_major_slice_mut(&mut out, p, before);
-        root.apply_block(xm, om, transpose);
-        return out;
-    }
-    let mut xin = Mat::<f64>::zeros(q, after);
-    let mut xo = Mat::<f64>::zeros(p, after);
-    for (xb, ob) in x
-        .chunks_exact(q * after)
-        .zip(out.chunks_exact_mut(p * after))
-    {
-        for (a, col) in xin.col_iter_mut().enumerate() {
-            for (i, v) in col.iter_mut().enumerate() {
-                *v = xb[i * after + a];
-            }
-        }
-        root.apply_block(xin.as_ref(), xo.as_mut(), transpose);
-        for (a, col) in xo.col_iter().enumerate() {
-            for (i, v) in col.iter().enumerate() {
-                ob[i * after + a] = *v;
-            }
-        }
-    }
-    out
-}
-
-/// The mode-`l` product of the row-major tensor `x` (shape `dims`, `dims[l] = a.ncols()`)
-/// with `a`: the result has shape `dims` with `dims[l] = a.nrows()`.
-fn mode_product(x: &[f64], dims: &[usize], l: usize, a: MatRef<'_, f64>) -> Vec<f64> {
-    let before: usize = dims[..l].iter().product();
-    let after: usize = dims[l + 1..].iter().product();
-    let (p, q) = (a.nrows(), a.ncols());
-    let mut out = vec![0.0; before * p * after];
-    if q == 0 || after == 0 || before == 0 {
-        return out;
-    }
-    if after == 1 {
-        // The last axis: one product `(before × q) · Aᵀ`.
-        let xm = MatRef::from_row_major_slice(x, before, q);
-        let om = MatMut::from_row_major_slice_mut(&mut out, before, p);
-        matmul(om, Accum::Replace, xm, a.transpose(), 1.0, Par::Seq);
-        return out;
-    }
-    for (xb, ob) in x
-        .chunks_exact(q * after)
-        .zip(out.chunks_exact_mut(p * after))
-    {
-        let xm = MatRef::from_row_major_slice(xb, q, after);
-        let om = MatMut::from_row_major_slice_mut(ob, p, after);
-        matmul(om, Accum::Replace, a, xm, 1.0, Par::Seq);
-    }
-    out
 }
 
 /// `H = I_r + Lᵀ S L / σ²` (symmetric positive definite, eigenvalues `≥ 1`).

@@ -47,7 +47,6 @@
 //! * training: [`train`](crate::train()), Adam (default) or L-BFGS on the estimate;
 //! * [`options`], [`memory`], `solve`: [`GsgpOptions`], the memory rule, the solves.
 
-mod circulant_root;
 mod interface;
 pub mod lml;
 pub mod log_det;

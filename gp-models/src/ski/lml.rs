@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use faer::Mat;
 use gp_kernels::Kernel;
-use gp_linalg::LinearOperator;
+use gp_linalg::{LinearOperator, TransposeOperator};
 use gp_solvers::{slq_log_det_from_cg, solve_with_probes, CgOptions, ProbeOptions, Probes};
 
 use crate::cg_report::{check_breakdown, mean_and_std_error, solve_report};
@@ -141,8 +141,8 @@ impl<K: Kernel> Ski<K> {
                 .subcols_mut(1, t)
                 .copy_from(solve.probes.preconditioned());
             // A = Wᵀ[α | U], B = Wᵀ[α | Z]: the contractions uᵀ W D Wᵀ z = (Wᵀu)ᵀ D (Wᵀz).
-            let a = self.w.transpose().apply_block(left)?;
-            let b = self.w.transpose().apply_block(right.as_ref())?;
+            let a = self.w.transposed().apply_block(left)?;
+            let b = self.w.transposed().apply_block(right.as_ref())?;
             for dk in &derivatives {
                 let db = dk.apply_block(b.as_ref())?;
                 let q: Vec<f64> = (0..1 + t)

@@ -13,7 +13,7 @@
 
 use faer::{Col, Mat, MatRef};
 use gp_kernels::Kernel;
-use gp_linalg::{Cholesky, LinearOperator};
+use gp_linalg::{Cholesky, LinearOperator, TransposeOperator};
 use gp_solvers::{lanczos, LanczosOptions, LanczosStatus};
 use gp_structured::{InterpolationOptions, InterpolationWeights, RegularGrid};
 
@@ -183,7 +183,7 @@ impl<K: Kernel> Ski<K> {
             breakdown_tolerance: options.breakdown_tolerance,
         };
         let lz = lanczos(&self.operator(), start.as_ref(), &lz_opts)?;
-        let wt_q = self.w.transpose().apply_block(lz.q.as_ref())?;
+        let wt_q = self.w.transposed().apply_block(lz.q.as_ref())?;
         let r = kg.apply_block(wt_q.as_ref())?;
         drop(wt_q);
         let t = lz.tridiagonal.to_dense();

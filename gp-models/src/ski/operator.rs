@@ -4,7 +4,7 @@
 use faer::reborrow::ReborrowMut;
 use faer::{ColMut, ColRef, Mat, MatMut, MatRef};
 use gp_linalg::validate::check_shape;
-use gp_linalg::LinearOperator;
+use gp_linalg::{LinearOperator, TransposeOperator};
 use gp_structured::InterpolationWeights;
 
 use crate::error::{ModelError, Result};
@@ -85,7 +85,7 @@ impl LinearOperator for SkiOperator<'_> {
         let m = self.w.num_cols();
         let k = x.ncols();
         let mut wt_x = Mat::<f64>::zeros(m, k);
-        self.w.transpose().matmat(x, wt_x.as_mut());
+        self.w.transposed().matmat(x, wt_x.as_mut());
         let mut inner = Mat::<f64>::zeros(m, k);
         self.inner.matmat(wt_x.as_ref(), inner.as_mut());
         drop(wt_x);

@@ -13,7 +13,7 @@
 
 use faer::{Col, Mat, MatRef};
 use gp_kernels::Kernel;
-use gp_linalg::LinearOperator;
+use gp_linalg::{LinearOperator, TransposeOperator};
 use gp_solvers::{cg, CgOptions};
 
 use crate::cg_report::{check_breakdown, solve_report};

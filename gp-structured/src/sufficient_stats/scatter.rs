@@ -268,40 +268,18 @@ fn scatter_rows<const W: usize, const H: usize>(
     }
 }
 
-/// [`scatter_rows`] over the segments of one task's rows, compiled for AVX2 when the CPU has it
-/// (lines of 4 in one vector register). No FMA contraction happens in either build, so both
-/// give the same bits.
-fn scatter_task<const W: usize, const H: usize>(
-    lay: &Layout,
-    scheme: InterpolationScheme,
-    pts: &Sorted<'_>,
-    first: usize,
-    g: &mut [f64],
-    t: &mut [f64],
-) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked at run time just above), the only
-            // requirement of the `target_feature` function.
-            unsafe { scatter_task_avx2::<W, H>(lay, scheme, pts, first, g, t) };
-            return;
-        }
-    }
-    scatter_task_body::<W, H>(lay, scheme, pts, first, g, t);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn scatter_task_avx2<const W: usize, const H: usize>(
-    lay: &Layout,
-    scheme: InterpolationScheme,
-    pts: &Sorted<'_>,
-    first: usize,
-    g: &mut [f64],
-    t: &mut [f64],
-) {
-    scatter_task_body::<W, H>(lay, scheme, pts, first, g, t);
+gp_linalg::simd_dispatch! {
+    /// [`scatter_rows`] over the segments of one task's rows, compiled for AVX2 when the CPU
+    /// has it (lines of 4 in one vector register). No FMA contraction happens in either build,
+    /// so both give the same bits.
+    fn scatter_task<const W: usize, const H: usize>(
+        lay: &Layout,
+        scheme: InterpolationScheme,
+        pts: &Sorted<'_>,
+        first: usize,
+        g: &mut [f64],
+        t: &mut [f64],
+    ) = scatter_task_body, avx2 via scatter_task_avx2;
 }
 
 #[inline(always)]
@@ -638,6 +616,42 @@ mod tests {
             }
             assert!((one.wty() - many.wty()).norm_max() <= 1e-13 * one.wty().norm_max());
             assert_eq!(one.num_points(), many.num_points());
+        }
+    }
+
+    #[test]
+    fn dispatched_scatter_equals_the_baseline_build_bit_for_bit() {
+        // The scatter task runs in its AVX2 build on CPUs that have it; capping the dispatch
+        // level runs the baseline build through the same public path.
+        use gp_linalg::simd::{set_max_simd_level, SimdLevel};
+        for (sizes, scheme) in [
+            (vec![30], InterpolationScheme::Cubic),
+            (vec![9, 12], InterpolationScheme::Linear),
+            (vec![20, 9, 8], InterpolationScheme::Cubic),
+        ] {
+            let opts = InterpolationOptions {
+                scheme,
+                ..Default::default()
+            };
+            let g = grid(&sizes, scheme.recommended_padding());
+            let (x, y) = data(3000, sizes.len());
+            let run = || {
+                let mut acc = ScatterAccumulator::new(&g, opts).unwrap();
+                acc.add_rows(x.as_ref(), y.as_ref(), 0).unwrap();
+                acc.finish().unwrap()
+            };
+            let dispatched = run();
+            let previous = set_max_simd_level(SimdLevel::Baseline);
+            let baseline = run();
+            set_max_simd_level(previous);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(dispatched.gram().values()),
+                bits(baseline.gram().values()),
+                "{sizes:?}"
+            );
+            let wty = |s: &SufficientStats| s.wty().iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(wty(&dispatched), wty(&baseline), "{sizes:?}");
         }
     }
 
