@@ -15,6 +15,7 @@
 
 use std::io::{Read, Write};
 
+use faer::{ColRef, MatRef};
 use gp_solvers::SlqScaling;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -80,19 +81,19 @@ pub(crate) fn parse_saved<T: DeserializeOwned>(
     serde_json::from_str(text).map_err(ser_err)
 }
 
-/// Checks stored training data of shape `n × d` against its row-major points `x` and its
-/// targets `y` before they are handed to a `fit`, which would otherwise see a matrix built
-/// from a slice of the wrong length.
+/// Stored training data of shape `n × d` as the views a `fit` takes: row-major points `x`
+/// and targets `y`, checked first, since a matrix view of a slice of the wrong length would
+/// be refused by faer with a panic rather than an error.
 ///
 /// Errors: [`ModelError::EmptyData`] (with `context`), [`ModelError::Serialization`] when
 /// `n·d` overflows, [`ModelError::LengthMismatch`].
-pub(crate) fn check_saved_data(
+pub(crate) fn saved_data<'a>(
     context: &'static str,
     n: usize,
     d: usize,
-    x: &[f64],
-    y: &[f64],
-) -> Result<()> {
+    x: &'a [f64],
+    y: &'a [f64],
+) -> Result<(MatRef<'a, f64>, ColRef<'a, f64>)> {
     if n == 0 || d == 0 {
         return Err(ModelError::EmptyData { context, n, d });
     }
@@ -113,7 +114,7 @@ pub(crate) fn check_saved_data(
             found: y.len(),
         });
     }
-    Ok(())
+    Ok((MatRef::from_row_major_slice(x, n, d), ColRef::from_slice(y)))
 }
 
 /// [`SlqScaling`] as stored (gp-solvers carries no serde): `"probe_norm"` or `"dimension"`.

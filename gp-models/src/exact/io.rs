@@ -23,13 +23,12 @@
 
 use std::io::{Read, Write};
 
-use faer::{ColRef, MatRef};
 use gp_kernels::Kernel;
 use gp_linalg::JitterLadder;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::core::io::{check_saved_data, json_string, parse_saved, read_text, write_json};
+use crate::core::io::{json_string, parse_saved, read_text, saved_data, write_json};
 use crate::error::Result;
 use crate::exact::model::ExactGp;
 use crate::exact::options::FitOptions;
@@ -143,7 +142,7 @@ impl<K: Kernel + Clone + DeserializeOwned> ExactGp<K> {
     /// [`load_json`](Self::load_json)).
     pub fn from_json_str(text: &str) -> Result<Self> {
         let saved: Saved<K> = parse_saved(text, EXACT_GP_FORMAT, EXACT_GP_FORMAT_VERSION)?;
-        check_saved_data(
+        let (x, y) = saved_data(
             "loading a saved exact GP",
             saved.n,
             saved.d,
@@ -154,13 +153,6 @@ impl<K: Kernel + Clone + DeserializeOwned> ExactGp<K> {
             constant_mean: saved.constant_mean,
             jitter: saved.jitter.into(),
         };
-        let x = MatRef::from_row_major_slice(&saved.x, saved.n, saved.d);
-        Self::fit_with_options(
-            saved.kernel,
-            x,
-            ColRef::from_slice(&saved.y),
-            saved.noise_variance,
-            &options,
-        )
+        Self::fit_with_options(saved.kernel, x, y, saved.noise_variance, &options)
     }
 }

@@ -20,13 +20,12 @@
 
 use std::io::{Read, Write};
 
-use faer::{ColRef, MatRef};
 use gp_kernels::Kernel;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::core::io::{
-    check_saved_data, json_string, parse_saved, read_text, write_json, SlqScalingRecord,
+    json_string, parse_saved, read_text, saved_data, write_json, SlqScalingRecord,
 };
 use crate::error::Result;
 use crate::iterative::model::IterativeGp;
@@ -157,18 +156,17 @@ impl<K: Kernel + Clone + DeserializeOwned> IterativeGp<K> {
     /// [`load_json`](Self::load_json)).
     pub fn from_json_str(text: &str) -> Result<Self> {
         let saved: Saved<K> = parse_saved(text, ITERATIVE_GP_FORMAT, ITERATIVE_GP_FORMAT_VERSION)?;
-        check_saved_data(
+        let (x, y) = saved_data(
             "loading a saved iterative GP",
             saved.n,
             saved.d,
             &saved.x,
             &saved.y,
         )?;
-        let x = MatRef::from_row_major_slice(&saved.x, saved.n, saved.d);
         Self::fit_with_options(
             saved.kernel,
             x,
-            ColRef::from_slice(&saved.y),
+            y,
             saved.noise_variance,
             &saved.options.into(),
         )

@@ -29,14 +29,13 @@
 
 use std::io::{Read, Write};
 
-use faer::{ColRef, MatRef};
 use gp_kernels::Kernel;
 use gp_structured::{GridAxis, InterpolationScheme, OutOfGrid, RegularGrid};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::core::io::{
-    check_saved_data, json_string, parse_saved, read_text, write_json, SlqScalingRecord,
+    json_string, parse_saved, read_text, saved_data, write_json, SlqScalingRecord,
 };
 use crate::error::{ModelError, Result};
 use crate::ski::model::Ski;
@@ -278,7 +277,7 @@ impl<K: Kernel + Clone + DeserializeOwned> Ski<K> {
     /// [`load_json`](Self::load_json)).
     pub fn from_json_str(text: &str) -> Result<Self> {
         let saved: Saved<K> = parse_saved(text, SKI_FORMAT, SKI_FORMAT_VERSION)?;
-        check_saved_data(
+        let (x, y) = saved_data(
             "loading a saved SKI model",
             saved.n,
             saved.d,
@@ -286,11 +285,10 @@ impl<K: Kernel + Clone + DeserializeOwned> Ski<K> {
             &saved.y,
         )?;
         let grid = saved.grid.to_grid()?;
-        let x = MatRef::from_row_major_slice(&saved.x, saved.n, saved.d);
         Self::fit_on_grid(
             saved.kernel,
             x,
-            ColRef::from_slice(&saved.y),
+            y,
             saved.noise_variance,
             &saved.options.into(),
             grid,
