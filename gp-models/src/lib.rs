@@ -48,7 +48,7 @@
 //! * [`ExactGp`]: exact GP regression by one dense Cholesky factorization of `K + σ²I`:
 //!   posterior mean, latent and predictive variances, full posterior covariance, the log
 //!   marginal likelihood and its gradient with respect to every log hyperparameter (noise
-//!   included), JSON save and load.
+//!   included), JSON save and load (also for [`IterativeGp`] and [`Ski`]).
 //! * [`IterativeGp`] ([`iterative`]): the same model with every solve by batched,
 //!   pivoted-Cholesky-preconditioned conjugate gradients on the matrix-free kernel operator,
 //!   the log marginal likelihood and its gradient estimated by stochastic Lanczos quadrature

@@ -138,3 +138,243 @@ fn damaged_files_give_typed_errors() {
         Err(ModelError::Serialization { .. })
     ));
 }
+
+// ---- Every model: the same round trip and the same typed errors. ----
+
+use gp_models::{IterativeGp, IterativeOptions, LmlRequest, Ski, SkiOptions};
+
+fn iterative_model() -> IterativeGp<SquaredExponential> {
+    let (x, y) = toy_data(35, 2, 3.0, 21);
+    // Every option away from its default, so that a field lost on the way shows.
+    let opts = IterativeOptions {
+        probes: 7,
+        cg_tolerance: 3e-3,
+        max_cg_iterations: 400,
+        min_cg_iterations: 11,
+        max_lanczos_iterations: Some(15),
+        preconditioner_rank: 4,
+        prediction_tolerance: 1e-7,
+        slq_scaling: gp_solvers::SlqScaling::Dimension,
+        seed: 17,
+        constant_mean: true,
+    };
+    let kernel = SquaredExponential::new(vec![0.37, 1.1], 2.3).unwrap();
+    IterativeGp::fit_with_options(kernel, x.as_ref(), y.as_ref(), 0.0123, &opts).unwrap()
+}
+
+fn ski_model() -> Ski<SquaredExponential> {
+    let (x, y) = toy_data(60, 2, 3.0, 23);
+    // The default (data-derived) grid, a linear scheme and clamping: the saved grid and
+    // the enum records are what is tested.
+    let opts = SkiOptions {
+        scheme: gp_structured::InterpolationScheme::Linear,
+        out_of_grid: gp_structured::OutOfGrid::Clamp,
+        probes: 6,
+        cg_tolerance: 5e-3,
+        min_cg_iterations: 9,
+        slq_scaling: gp_solvers::SlqScaling::Dimension,
+        seed: 5,
+        memory_limit: Some(1 << 30),
+        ..SkiOptions::default()
+    };
+    let kernel = SquaredExponential::new(vec![0.6, 0.9], 1.7).unwrap();
+    Ski::fit(kernel, x.as_ref(), y.as_ref(), 0.02, &opts).unwrap()
+}
+
+/// Same log parameters, bit-identical predictions (mean and variances) and, for the
+/// stochastic models, a bit-identical LML estimate from the same seed.
+fn assert_same_model<M: GpModel>(a: &M, b: &M, x_test: faer::MatRef<'_, f64>) {
+    assert_eq!(a.log_params(), b.log_params());
+    assert_eq!(a.param_names(), b.param_names());
+    let (pa, pb) = (
+        a.predict(x_test, &PredictRequest::default()).unwrap(),
+        b.predict(x_test, &PredictRequest::default()).unwrap(),
+    );
+    assert_eq!(bits(&pa.mean), bits(&pb.mean));
+    assert_eq!(bits(&pa.variance), bits(&pb.variance));
+    let (la, lb) = (
+        a.lml(&LmlRequest::default()).unwrap(),
+        b.lml(&LmlRequest::default()).unwrap(),
+    );
+    assert_eq!(la.lml.to_bits(), lb.lml.to_bits());
+}
+
+#[test]
+fn iterative_round_trip_reproduces_predictions_exactly() {
+    let gp = iterative_model();
+    let (xt, _) = toy_data(25, 2, 4.0, 22);
+    let text = gp.to_json_string().unwrap();
+    let mut buf = Vec::new();
+    gp.save_json(&mut buf).unwrap();
+    assert_eq!(buf, text.as_bytes());
+    let back = IterativeGp::<SquaredExponential>::from_json_str(&text).unwrap();
+    let back2 = IterativeGp::<SquaredExponential>::load_json(buf.as_slice()).unwrap();
+    for m in [&back, &back2] {
+        assert_eq!(m.kernel(), gp.kernel());
+        assert_eq!(m.options(), gp.options());
+        assert_eq!(m.train_x(), gp.train_x());
+        assert_eq!(m.train_y(), gp.train_y());
+        assert_same_model(&gp, m, xt.as_ref());
+    }
+}
+
+#[test]
+fn ski_round_trip_keeps_the_grid_and_reproduces_predictions_exactly() {
+    let gp = ski_model();
+    let (xt, _) = toy_data(25, 2, 3.0, 22);
+    let text = gp.to_json_string().unwrap();
+    let mut buf = Vec::new();
+    gp.save_json(&mut buf).unwrap();
+    assert_eq!(buf, text.as_bytes());
+    let back = Ski::<SquaredExponential>::from_json_str(&text).unwrap();
+    let back2 = Ski::<SquaredExponential>::load_json(buf.as_slice()).unwrap();
+    for m in [&back, &back2] {
+        assert_eq!(m.kernel(), gp.kernel());
+        assert_eq!(m.options(), gp.options());
+        assert_eq!(m.grid(), gp.grid());
+        assert_eq!(m.train_x(), gp.train_x());
+        assert_eq!(m.train_y(), gp.train_y());
+        assert_same_model(&gp, m, xt.as_ref());
+    }
+    // The stored grid wins over the one the options would derive: a file whose grid was
+    // moved loads on the moved grid.
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let lo0 = v["grid"]["lo"][0].as_f64().unwrap();
+    v["grid"]["lo"][0] = serde_json::json!(lo0 - 0.25);
+    let moved = Ski::<SquaredExponential>::from_json_str(&v.to_string()).unwrap();
+    assert_eq!(moved.grid().axes()[0].lo(), lo0 - 0.25);
+    assert_eq!(moved.grid().sizes(), gp.grid().sizes());
+}
+
+/// The envelope errors every format shares: a foreign format, a newer version, a truncated
+/// or empty file, a failing reader.
+fn assert_envelope_errors<T: std::fmt::Debug>(
+    text: &str,
+    load: impl Fn(&str) -> Result<T, ModelError>,
+    load_reader: impl Fn(&mut dyn std::io::Read) -> Result<T, ModelError>,
+) {
+    assert!(matches!(
+        load(&edit(text, "version", "2")),
+        Err(ModelError::UnsupportedVersion {
+            found: 2,
+            supported: 1,
+            ..
+        })
+    ));
+    assert!(matches!(
+        load(&edit(text, "format", "\"gpscale.exact_gp\"")),
+        Err(ModelError::Serialization { .. })
+    ));
+    assert!(matches!(
+        load(&text[..text.len() / 2]),
+        Err(ModelError::Serialization { .. })
+    ));
+    assert!(matches!(
+        load(&text[..text.len() - 1]),
+        Err(ModelError::Serialization { .. })
+    ));
+    assert!(matches!(load(""), Err(ModelError::Serialization { .. })));
+    assert!(matches!(
+        load(&edit(text, "n", "34")),
+        Err(ModelError::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        load(&edit(text, "noise_variance", "-1.0")),
+        Err(ModelError::InvalidNoise { .. })
+    ));
+    let empty = edit(&edit(&edit(text, "n", "0"), "x", "[]"), "y", "[]");
+    assert!(matches!(load(&empty), Err(ModelError::EmptyData { .. })));
+    struct Broken;
+    impl std::io::Read for Broken {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("disk on fire"))
+        }
+    }
+    assert!(matches!(
+        load_reader(&mut Broken),
+        Err(ModelError::Serialization { .. })
+    ));
+}
+
+#[test]
+fn iterative_damaged_files_give_typed_errors() {
+    let text = iterative_model().to_json_string().unwrap();
+    assert_envelope_errors(
+        &text,
+        IterativeGp::<SquaredExponential>::from_json_str,
+        |r| IterativeGp::<SquaredExponential>::load_json(r),
+    );
+    assert!(matches!(
+        load_iterative(&edit(&text, "format", "\"gpscale.ski\"")),
+        Err(ModelError::Serialization { .. })
+    ));
+    // An exact GP's file is not an iterative GP's.
+    assert!(matches!(
+        load_iterative(&model().to_json_string().unwrap()),
+        Err(ModelError::Serialization { .. })
+    ));
+    // The options are checked as by a fit.
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["options"]["probes"] = serde_json::json!(0);
+    assert!(matches!(
+        load_iterative(&v.to_string()),
+        Err(ModelError::InvalidOption { .. })
+    ));
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["options"]["slq_scaling"] = serde_json::json!("n");
+    assert!(matches!(
+        load_iterative(&v.to_string()),
+        Err(ModelError::Serialization { .. })
+    ));
+}
+
+fn load_iterative(text: &str) -> Result<IterativeGp<SquaredExponential>, ModelError> {
+    IterativeGp::<SquaredExponential>::from_json_str(text)
+}
+
+fn load_ski(text: &str) -> Result<Ski<SquaredExponential>, ModelError> {
+    Ski::<SquaredExponential>::from_json_str(text)
+}
+
+#[test]
+fn ski_damaged_files_give_typed_errors() {
+    let text = ski_model().to_json_string().unwrap();
+    assert_envelope_errors(&text, load_ski, |r| Ski::<SquaredExponential>::load_json(r));
+    assert!(matches!(
+        load_ski(&iterative_model().to_json_string().unwrap()),
+        Err(ModelError::Serialization { .. })
+    ));
+    let grid_edit = |key: &str, value: serde_json::Value| {
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["grid"][key] = value;
+        load_ski(&v.to_string())
+    };
+    assert!(matches!(
+        grid_edit("lo", serde_json::json!([0.0])),
+        Err(ModelError::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        grid_edit("spacing", serde_json::json!([0.1, -0.1])),
+        Err(ModelError::Structured(_))
+    ));
+    // A grid of the wrong dimension.
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["grid"] = serde_json::json!({"sizes": [10], "lo": [0.0], "spacing": [0.5]});
+    assert!(matches!(
+        load_ski(&v.to_string()),
+        Err(ModelError::LengthMismatch { .. })
+    ));
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["options"]["scheme"] = serde_json::json!("quintic");
+    assert!(matches!(
+        load_ski(&v.to_string()),
+        Err(ModelError::Serialization { .. })
+    ));
+    // The memory limit of the stored options still applies to the stored grid.
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["options"]["memory_limit"] = serde_json::json!(16);
+    assert!(matches!(
+        load_ski(&v.to_string()),
+        Err(ModelError::GridTooLarge { .. })
+    ));
+}

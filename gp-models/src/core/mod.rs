@@ -8,6 +8,7 @@
 //! reproductions and every function written against the trait for free.
 
 pub mod estimate;
+pub(crate) mod io;
 pub mod likelihood;
 pub mod model;
 pub mod predict;

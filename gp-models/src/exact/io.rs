@@ -23,13 +23,13 @@
 
 use std::io::{Read, Write};
 
-use faer::{ColRef, MatRef};
 use gp_kernels::Kernel;
 use gp_linalg::JitterLadder;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{ModelError, Result};
+use crate::core::io::{json_string, parse_saved, read_text, saved_data, write_json};
+use crate::error::Result;
 use crate::exact::model::ExactGp;
 use crate::exact::options::FitOptions;
 
@@ -86,12 +86,6 @@ struct SavedRef<'a, K> {
 }
 
 #[derive(Deserialize)]
-struct Header {
-    format: String,
-    version: u32,
-}
-
-#[derive(Deserialize)]
 struct Saved<K> {
     kernel: K,
     noise_variance: f64,
@@ -103,22 +97,16 @@ struct Saved<K> {
     y: Vec<f64>,
 }
 
-fn ser_err(e: impl std::fmt::Display) -> ModelError {
-    ModelError::Serialization {
-        reason: e.to_string(),
-    }
-}
-
 impl<K: Kernel + Serialize> ExactGp<K> {
     /// Writes the model as JSON to `writer` (see the [module docs](crate::exact::io) for
     /// the layout).
     pub fn save_json<W: Write>(&self, writer: W) -> Result<()> {
-        serde_json::to_writer(writer, &self.saved()).map_err(ser_err)
+        write_json(writer, &self.saved())
     }
 
     /// The model as a JSON string.
     pub fn to_json_string(&self) -> Result<String> {
-        serde_json::to_string(&self.saved()).map_err(ser_err)
+        json_string(&self.saved())
     }
 
     fn saved(&self) -> SavedRef<'_, K> {
@@ -140,72 +128,31 @@ impl<K: Kernel + Serialize> ExactGp<K> {
 impl<K: Kernel + Clone + DeserializeOwned> ExactGp<K> {
     /// Reads a model written by [`save_json`](Self::save_json) and refits it.
     ///
-    /// Errors: [`ModelError::Serialization`] for unreadable or malformed JSON or a wrong
-    /// `format`, [`ModelError::UnsupportedVersion`], [`ModelError::LengthMismatch`] when
-    /// `x` or `y` disagree with `n` and `d`, and every error of [`fit`](Self::fit).
-    pub fn load_json<R: Read>(mut reader: R) -> Result<Self> {
-        let mut text = String::new();
-        reader
-            .read_to_string(&mut text)
-            .map_err(|e| ser_err(format!("could not read the saved model: {e}")))?;
-        Self::from_json_str(&text)
+    /// Errors: [`ModelError::Serialization`](crate::ModelError::Serialization) for
+    /// unreadable or malformed JSON or a wrong `format`,
+    /// [`ModelError::UnsupportedVersion`](crate::ModelError::UnsupportedVersion),
+    /// [`ModelError::LengthMismatch`](crate::ModelError::LengthMismatch) when `x` or `y`
+    /// disagree with `n` and `d`, and every error of [`fit`](Self::fit).
+    pub fn load_json<R: Read>(reader: R) -> Result<Self> {
+        Self::from_json_str(&read_text(reader)?)
     }
 
     /// Reads a model from a JSON string written by [`to_json_string`](Self::to_json_string)
     /// or [`save_json`](Self::save_json) and refits it (errors as
     /// [`load_json`](Self::load_json)).
     pub fn from_json_str(text: &str) -> Result<Self> {
-        let header: Header = serde_json::from_str(text).map_err(ser_err)?;
-        if header.format != EXACT_GP_FORMAT {
-            return Err(ser_err(format!(
-                "expected a saved `{EXACT_GP_FORMAT}`, found format `{}`",
-                header.format
-            )));
-        }
-        if header.version != EXACT_GP_FORMAT_VERSION {
-            return Err(ModelError::UnsupportedVersion {
-                format: EXACT_GP_FORMAT,
-                found: header.version,
-                supported: EXACT_GP_FORMAT_VERSION,
-            });
-        }
-        let saved: Saved<K> = serde_json::from_str(text).map_err(ser_err)?;
-        if saved.n == 0 || saved.d == 0 {
-            return Err(ModelError::EmptyData {
-                context: "loading a saved exact GP",
-                n: saved.n,
-                d: saved.d,
-            });
-        }
-        let expected_x = saved
-            .n
-            .checked_mul(saved.d)
-            .ok_or_else(|| ser_err(format!("shape {}×{} overflows", saved.n, saved.d)))?;
-        if saved.x.len() != expected_x {
-            return Err(ModelError::LengthMismatch {
-                context: "saved training points x (n·d values, row major)",
-                expected: expected_x,
-                found: saved.x.len(),
-            });
-        }
-        if saved.y.len() != saved.n {
-            return Err(ModelError::LengthMismatch {
-                context: "saved training targets y (n values)",
-                expected: saved.n,
-                found: saved.y.len(),
-            });
-        }
+        let saved: Saved<K> = parse_saved(text, EXACT_GP_FORMAT, EXACT_GP_FORMAT_VERSION)?;
+        let (x, y) = saved_data(
+            "loading a saved exact GP",
+            saved.n,
+            saved.d,
+            &saved.x,
+            &saved.y,
+        )?;
         let options = FitOptions {
             constant_mean: saved.constant_mean,
             jitter: saved.jitter.into(),
         };
-        let x = MatRef::from_row_major_slice(&saved.x, saved.n, saved.d);
-        Self::fit_with_options(
-            saved.kernel,
-            x,
-            ColRef::from_slice(&saved.y),
-            saved.noise_variance,
-            &options,
-        )
+        Self::fit_with_options(saved.kernel, x, y, saved.noise_variance, &options)
     }
 }

@@ -36,12 +36,14 @@
 //! * training: [`train`](crate::train()), Adam with fresh probes (default) or L-BFGS with
 //!   fixed probes;
 //! * [`options`], [`estimate`]: [`IterativeOptions`], [`LmlEstimate`];
-//! * [`columns`]: [`KernelColumns`], the kernel matrix by columns for the pivoted Cholesky.
+//! * [`columns`]: [`KernelColumns`], the kernel matrix by columns for the pivoted Cholesky;
+//! * [`io`]: JSON save and load.
 
 pub mod columns;
 mod derivatives;
 pub mod estimate;
 mod interface;
+pub mod io;
 mod lml;
 pub mod model;
 pub mod options;
@@ -49,6 +51,7 @@ pub mod predict;
 
 pub use columns::KernelColumns;
 pub use estimate::{LmlEstimate, PhaseTimes, SolveReport};
+pub use io::{ITERATIVE_GP_FORMAT, ITERATIVE_GP_FORMAT_VERSION};
 pub use model::IterativeGp;
 pub use options::IterativeOptions;
 pub use predict::VARIANCE_BLOCK;

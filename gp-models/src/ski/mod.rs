@@ -31,10 +31,12 @@
 //! * [`lml`]: the SLQ log marginal likelihood and its gradient;
 //! * training: [`train`](crate::train()), Adam (default) or L-BFGS on the estimate;
 //! * [`grid_kernel`], [`operator`], [`options`], [`memory`]: `K_G`, `W M Wᵀ + cI`,
-//!   [`SkiOptions`], the memory rule.
+//!   [`SkiOptions`], the memory rule;
+//! * [`io`]: JSON save and load (with the resolved grid).
 
 pub mod grid_kernel;
 pub(crate) mod interface;
+pub mod io;
 pub mod lml;
 pub mod love;
 pub mod memory;
@@ -45,6 +47,7 @@ pub mod predict;
 pub(crate) mod stencil;
 
 pub use grid_kernel::GridKernel;
+pub use io::{SKI_FORMAT, SKI_FORMAT_VERSION};
 pub use love::{LoveCache, LoveOptions, LoveStart};
 pub use memory::{SkiMemory, DEFAULT_MEMORY_CAP};
 pub use model::Ski;

@@ -148,6 +148,43 @@ impl<K: Kernel + Clone> Ski<K> {
         check_training_data(&kernel, x, y, noise_variance)?;
         options.validate()?;
         let grid = build_grid(x, options)?;
+        Self::assemble(kernel, x, y, noise_variance, options, grid)
+    }
+
+    /// [`fit`](Self::fit) on a given grid instead of the one `options` would derive from
+    /// `x`: a reloaded model must keep the grid it was saved with, and the default grid
+    /// depends on the data range (to the last bit of its spacing). The grid must have one
+    /// axis per input dimension and pass the memory check of `options`.
+    pub(crate) fn fit_on_grid(
+        kernel: K,
+        x: MatRef<'_, f64>,
+        y: ColRef<'_, f64>,
+        noise_variance: f64,
+        options: &SkiOptions,
+        grid: RegularGrid,
+    ) -> Result<Self> {
+        check_training_data(&kernel, x, y, noise_variance)?;
+        options.validate()?;
+        if grid.dims() != x.ncols() {
+            return Err(ModelError::LengthMismatch {
+                context: "grid axes (one per input dimension)",
+                expected: x.ncols(),
+                found: grid.dims(),
+            });
+        }
+        SkiMemory::estimate(grid.sizes(), options.probes, options.memory_limit).check()?;
+        Self::assemble(kernel, x, y, noise_variance, options, grid)
+    }
+
+    /// The interpolation weights and the grid kernel on a checked grid.
+    fn assemble(
+        kernel: K,
+        x: MatRef<'_, f64>,
+        y: ColRef<'_, f64>,
+        noise_variance: f64,
+        options: &SkiOptions,
+        grid: RegularGrid,
+    ) -> Result<Self> {
         let interp = InterpolationOptions {
             scheme: options.scheme,
             out_of_grid: options.out_of_grid,

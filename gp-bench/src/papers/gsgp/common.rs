@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use faer::{Col, ColRef, MatRef};
 use gp_kernels::SquaredExponential;
-use gp_models::{Ski, SkiOptions};
+use gp_models::{GpModel, PredictRequest, Ski, SkiOptions};
 use serde_json::{json, Value};
 
 use crate::error::BenchError;
@@ -160,6 +160,9 @@ impl MeanRun {
 }
 
 /// A fitted model of either method, kept for predictions after the timed mean solve.
+///
+/// A trait object rather than [`GpModel`], which is not object safe (it returns `Self`);
+/// every [`GpModel`] is one, through the interface's mean-only prediction.
 pub trait MeanPredictor {
     /// Posterior mean at the rows of `x_test`.
     ///
@@ -167,9 +170,9 @@ pub trait MeanPredictor {
     fn predict_mean(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>, BenchError>;
 }
 
-impl MeanPredictor for Ski<SquaredExponential> {
+impl<M: GpModel> MeanPredictor for M {
     fn predict_mean(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>, BenchError> {
-        Ok(Ski::predict_mean(self, x_test)?)
+        Ok(self.predict_latent(x_test, &PredictRequest::mean())?.mean)
     }
 }
 

@@ -10,7 +10,8 @@ use faer::{Col, Mat, MatRef};
 use gp_kernels::SquaredExponential;
 use gp_models::gsgp::LogDetFactorKind;
 use gp_models::{
-    Gsgp, GsgpOptions, LmlEstimate, LoveCache, LoveOptions, ModelError, Ski, SkiOptions,
+    GpModel, Gsgp, GsgpOptions, LmlEstimate, LmlRequest, LoveOptions, ModelError, PredictRequest,
+    Ski, SkiOptions,
 };
 use serde_json::json;
 
@@ -119,86 +120,218 @@ fn paper_row(table: &[PaperPoint], m: usize) -> Option<((f64, f64), (f64, f64))>
     table.iter().find(|r| r.0 == m).map(|r| (r.1, r.2))
 }
 
-/// Either fitted model.
-enum Model {
-    Ski(Box<Ski<SquaredExponential>>),
-    Gsgp(Box<Gsgp<SquaredExponential>>),
+/// What Figure 4 measures beyond the common interface ([`GpModel`]): fitting on SOUND with
+/// the shared options, the rank-`k` LOVE covariance and GSGP's square root of the Toeplitz
+/// factor. The mean and the log determinant go through the interface.
+///
+/// The covariance stays model-specific because the interface's covariance request
+/// (`PredictOutput::Covariance` with `VarianceMethod::Love`) also solves for the posterior
+/// mean, whose time would then be charged to the covariance panel.
+trait Fig4Model: GpModel + Sized {
+    /// The method, for labels and the paper's columns.
+    const METHOD: Method;
+
+    /// Fits the model on the SOUND training points with `opts`.
+    fn fit_sound(data: &SoundData, opts: &SkiOptions) -> Result<Self, BenchError>;
+
+    /// The latent covariance at the rows of `x` from a rank-`rank` LOVE cache.
+    fn love_covariance(&self, rank: usize, x: MatRef<'_, f64>) -> Result<Mat<f64>, BenchError>;
+
+    /// How the log determinant represents the square root of the Toeplitz factor (`None`
+    /// for a model without one: SKI's SLQ works on `K̃` itself).
+    fn log_det_factor(&self) -> Result<Option<String>, BenchError> {
+        Ok(None)
+    }
 }
 
-impl Model {
-    fn fit(method: Method, data: &SoundData, opts: &SkiOptions) -> Result<Self, BenchError> {
-        let kernel = SOUND.kernel()?;
+fn love_options(rank: usize) -> LoveOptions {
+    LoveOptions {
+        rank,
+        ..LoveOptions::default()
+    }
+}
+
+impl Fig4Model for Ski<SquaredExponential> {
+    const METHOD: Method = Method::Ski;
+
+    fn fit_sound(data: &SoundData, opts: &SkiOptions) -> Result<Self, BenchError> {
         let (x, y) = (data.x_train.as_ref(), data.y_train.as_ref());
-        Ok(match method {
-            Method::Ski => Self::Ski(Box::new(Ski::fit(
-                kernel,
-                x,
-                y,
-                SOUND.noise_variance(),
-                opts,
-            )?)),
-            Method::Gsgp => Self::Gsgp(Box::new(Gsgp::fit(
-                kernel,
-                x,
-                y,
-                SOUND.noise_variance(),
-                &GsgpOptions::from(opts),
-            )?)),
-        })
+        Ok(Ski::fit(
+            SOUND.kernel()?,
+            x,
+            y,
+            SOUND.noise_variance(),
+            opts,
+        )?)
     }
 
-    fn predict_mean(&self, x: MatRef<'_, f64>) -> Result<Col<f64>, BenchError> {
-        Ok(match self {
-            Self::Ski(m) => m.predict_mean(x)?,
-            Self::Gsgp(m) => m.predict_mean(x)?,
-        })
+    fn love_covariance(&self, rank: usize, x: MatRef<'_, f64>) -> Result<Mat<f64>, BenchError> {
+        Ok(self.love(&love_options(rank))?.latent_covariance(x)?)
+    }
+}
+
+impl Fig4Model for Gsgp<SquaredExponential> {
+    const METHOD: Method = Method::Gsgp;
+
+    fn fit_sound(data: &SoundData, opts: &SkiOptions) -> Result<Self, BenchError> {
+        let (x, y) = (data.x_train.as_ref(), data.y_train.as_ref());
+        let opts = GsgpOptions::from(opts);
+        Ok(Gsgp::fit(
+            SOUND.kernel()?,
+            x,
+            y,
+            SOUND.noise_variance(),
+            &opts,
+        )?)
     }
 
-    fn iterations(&self) -> Result<usize, BenchError> {
-        Ok(match self {
-            Self::Ski(m) => m.alpha_report()?.iterations,
-            Self::Gsgp(m) => m.mean_solve_report()?.iterations,
-        })
+    fn love_covariance(&self, rank: usize, x: MatRef<'_, f64>) -> Result<Mat<f64>, BenchError> {
+        Ok(self.love(&love_options(rank))?.latent_covariance(x)?)
     }
 
-    fn lml(&self) -> Result<LmlEstimate, BenchError> {
-        Ok(match self {
-            Self::Ski(m) => m.lml_estimate()?,
-            Self::Gsgp(m) => m.lml_estimate()?,
-        })
-    }
-
-    /// How GSGP's log determinant represents the square root of the Toeplitz factor (`None`
-    /// for SKI).
     fn log_det_factor(&self) -> Result<Option<String>, BenchError> {
-        Ok(match self {
-            Self::Ski(_) => None,
-            Self::Gsgp(m) => Some(
-                m.log_det_factor_kinds()?
-                    .iter()
-                    .map(|k| match *k {
-                        LogDetFactorKind::DenseEigen { rank, .. } => {
-                            format!("dense eigen, r = {rank}")
-                        }
-                        LogDetFactorKind::Circulant { embedding, .. } => {
-                            format!("circulant, r = M = {embedding}")
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join(" ⊗ "),
-            ),
-        })
+        Ok(Some(
+            self.log_det_factor_kinds()?
+                .iter()
+                .map(|k| match *k {
+                    LogDetFactorKind::DenseEigen { rank, .. } => {
+                        format!("dense eigen, r = {rank}")
+                    }
+                    LogDetFactorKind::Circulant { embedding, .. } => {
+                        format!("circulant, r = M = {embedding}")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ⊗ "),
+        ))
     }
+}
 
-    fn love(&self, rank: usize) -> Result<LoveCache, BenchError> {
-        let o = LoveOptions {
-            rank,
-            ..LoveOptions::default()
+/// The posterior mean at the rows of `x_test` and the CG iterations of its solve.
+fn mean_and_iterations<M: GpModel>(
+    model: &M,
+    x_test: MatRef<'_, f64>,
+) -> Result<(usize, Col<f64>), BenchError> {
+    let pred = model.predict_latent(x_test, &PredictRequest::mean())?;
+    // The report is absent only for an empty test set, where no solve ran.
+    let iterations = pred.mean_solve.as_ref().map_or(0, |r| r.iterations);
+    Ok((iterations, pred.mean))
+}
+
+/// The log marginal likelihood estimate with the model's own probe seed, no gradient.
+fn lml_estimate<M: GpModel>(model: &M) -> Result<LmlEstimate, BenchError> {
+    Ok(model.lml(&LmlRequest::default())?)
+}
+
+/// The three panels' points and what did not run.
+#[derive(Default)]
+struct Panels {
+    mean: Vec<PanelPoint>,
+    log_det: Vec<PanelPoint>,
+    covariance: Vec<PanelPoint>,
+    failures: Vec<String>,
+    refused_log_det: Vec<String>,
+}
+
+/// What every grid's measurements compare against.
+struct References<'a> {
+    data: &'a SoundData,
+    plan: &'a Plan,
+    seed: u64,
+    log_det: f64,
+    covariance: &'a Mat<f64>,
+}
+
+/// The measurements of one method on grid size `m`: the mean at each tolerance and the
+/// rank-`k` covariances on the main grids, the log determinant on the log-determinant
+/// grids. Every point is a fresh fit, so its time includes the pre-processing.
+fn measure_grid<M: Fig4Model>(
+    m: usize,
+    refs: &References<'_>,
+    progress: &indicatif::ProgressBar,
+    out: &mut Panels,
+) {
+    let (data, p, seed) = (refs.data, refs.plan, refs.seed);
+    let method = M::METHOD;
+    let x_test = data.x_test.as_ref();
+    let main_grid = p.grids.contains(&m);
+    let tag = format!("{} m = {}", method.label(), fmt_count(m));
+    // Mean at each tolerance (a fresh fit each time: the time includes it).
+    for &tol in p.mean_tolerances.iter().filter(|_| main_grid) {
+        progress.set_message(format!("{tag}, mean tol {tol:e}"));
+        let t0 = Instant::now();
+        let res = M::fit_sound(data, &options(m, tol, p, seed))
+            .and_then(|model| mean_and_iterations(&model, x_test));
+        let seconds = t0.elapsed().as_secs_f64();
+        match res {
+            Ok((iters, pred)) => out.mean.push(PanelPoint {
+                method,
+                m,
+                setting: format!("tol {tol:e}"),
+                seconds,
+                error: data.smae(&pred),
+                extra: json!({"iterations": iters, "tolerance": tol}),
+            }),
+            Err(e) => out.failures.push(format!("{tag} mean tol {tol:e}: {e}")),
+        }
+        progress.inc(1);
+    }
+    // Log determinant.
+    if p.log_det_grids.contains(&m) {
+        progress.set_message(format!("{tag}, log det"));
+        let t0 = Instant::now();
+        let opts = SkiOptions {
+            max_cg_iterations: p.log_det_max_iterations,
+            ..options(m, 1e-5, p, seed)
         };
-        Ok(match self {
-            Self::Ski(m) => m.love(&o)?,
-            Self::Gsgp(m) => m.love(&o)?,
-        })
+        let res = M::fit_sound(data, &opts)
+            .and_then(|model| Ok((lml_estimate(&model)?, model.log_det_factor()?)));
+        let seconds = t0.elapsed().as_secs_f64();
+        match res {
+            Ok((est, factor)) => out.log_det.push(PanelPoint {
+                method,
+                m,
+                setting: format!("{} probes, tol {:e}", p.probes, p.log_det_tolerance),
+                seconds,
+                error: (est.log_det.value - refs.log_det).abs(),
+                extra: json!({
+                    "log_det": est.log_det.value,
+                    "log_det_std_error": est.log_det.std_error,
+                    "lml": est.lml,
+                    "iterations": est.solve.iterations,
+                    "factor": factor,
+                }),
+            }),
+            // GSGP's typed refusals (the square roots of the Toeplitz factor would not fit
+            // in memory, or its circulant embedding stays indefinite and the dense one does
+            // not fit) are reported as not run, with their message.
+            Err(BenchError::Model(
+                e @ (ModelError::LogDetFactorTooLarge { .. }
+                | ModelError::LogDetEmbeddingIndefinite { .. }),
+            )) => out.refused_log_det.push(format!("{tag}: {e}")),
+            Err(e) => out.failures.push(format!("{tag} log det: {e}")),
+        }
+        progress.inc(1);
+    }
+    // Rank-k covariance.
+    for &k in p.ranks.iter().filter(|_| main_grid) {
+        progress.set_message(format!("{tag}, LOVE rank {k}"));
+        let t0 = Instant::now();
+        let res = M::fit_sound(data, &options(m, 1e-5, p, seed))
+            .and_then(|model| model.love_covariance(k, x_test));
+        let seconds = t0.elapsed().as_secs_f64();
+        match res {
+            Ok(cov) => out.covariance.push(PanelPoint {
+                method,
+                m,
+                setting: format!("rank {k}"),
+                seconds,
+                error: frobenius_diff(&cov, refs.covariance),
+                extra: json!({"rank": k}),
+            }),
+            Err(e) => out.failures.push(format!("{tag} LOVE rank {k}: {e}")),
+        }
+        progress.inc(1);
     }
 }
 
@@ -286,11 +419,6 @@ impl Experiment for Figure4 {
         let steps = p.grids.len() * methods.len() * (p.mean_tolerances.len() + p.ranks.len())
             + p.log_det_grids.len() * methods.len();
         ctx.progress.set_length(steps as u64 + 2);
-        let mut mean_pts = Vec::new();
-        let mut ld_pts = Vec::new();
-        let mut cov_pts = Vec::new();
-        let mut failures = Vec::new();
-        let mut refused_log_det = Vec::new();
         let x_test = data.x_test.as_ref();
         let m_max = p
             .grids
@@ -309,104 +437,35 @@ impl Experiment for Figure4 {
             max_cg_iterations: 3000,
             ..options(m_max, 1e-8, &p, ctx.seed)
         };
-        let ref_lml = Model::fit(Method::Ski, &data, &ref_opts)?.lml()?;
+        let ref_lml = lml_estimate(&Ski::fit_sound(&data, &ref_opts)?)?;
         ctx.progress.inc(1);
-        let ref_cov = Model::fit(Method::Gsgp, &data, &ref_opts)?
-            .love(p.reference_rank)?
-            .latent_covariance(x_test)?;
+        let ref_cov =
+            Gsgp::fit_sound(&data, &ref_opts)?.love_covariance(p.reference_rank, x_test)?;
         ctx.progress.inc(1);
         let mut all_grids: Vec<usize> = p.grids.iter().chain(&p.log_det_grids).copied().collect();
         all_grids.sort_unstable();
         all_grids.dedup();
 
+        let refs = References {
+            data: &data,
+            plan: &p,
+            seed: ctx.seed,
+            log_det: ref_lml.log_det.value,
+            covariance: &ref_cov,
+        };
+        let mut panels = Panels::default();
         for &m in &all_grids {
-            for method in methods {
-                let main_grid = p.grids.contains(&m);
-                let tag = format!("{} m = {}", method.label(), fmt_count(m));
-                // Mean at each tolerance (a fresh fit each time: the time includes it).
-                for &tol in p.mean_tolerances.iter().filter(|_| main_grid) {
-                    ctx.progress.set_message(format!("{tag}, mean tol {tol:e}"));
-                    let t0 = Instant::now();
-                    let res = Model::fit(method, &data, &options(m, tol, &p, ctx.seed)).and_then(
-                        |model| {
-                            let pred = model.predict_mean(x_test)?;
-                            Ok((model.iterations()?, pred))
-                        },
-                    );
-                    let seconds = t0.elapsed().as_secs_f64();
-                    match res {
-                        Ok((iters, pred)) => mean_pts.push(PanelPoint {
-                            method,
-                            m,
-                            setting: format!("tol {tol:e}"),
-                            seconds,
-                            error: data.smae(&pred),
-                            extra: json!({"iterations": iters, "tolerance": tol}),
-                        }),
-                        Err(e) => failures.push(format!("{tag} mean tol {tol:e}: {e}")),
-                    }
-                    ctx.progress.inc(1);
-                }
-                // Log determinant.
-                if p.log_det_grids.contains(&m) {
-                    ctx.progress.set_message(format!("{tag}, log det"));
-                    let t0 = Instant::now();
-                    let opts = SkiOptions {
-                        max_cg_iterations: p.log_det_max_iterations,
-                        ..options(m, 1e-5, &p, ctx.seed)
-                    };
-                    let res = Model::fit(method, &data, &opts)
-                        .and_then(|model| Ok((model.lml()?, model.log_det_factor()?)));
-                    let seconds = t0.elapsed().as_secs_f64();
-                    match res {
-                        Ok((est, factor)) => ld_pts.push(PanelPoint {
-                            method,
-                            m,
-                            setting: format!("{} probes, tol {:e}", p.probes, p.log_det_tolerance),
-                            seconds,
-                            error: (est.log_det.value - ref_lml.log_det.value).abs(),
-                            extra: json!({
-                                "log_det": est.log_det.value,
-                                "log_det_std_error": est.log_det.std_error,
-                                "lml": est.lml,
-                                "iterations": est.solve.iterations,
-                                "factor": factor,
-                            }),
-                        }),
-                        // GSGP's typed refusals (the square roots of the Toeplitz factor would
-                        // not fit in memory, or its circulant embedding stays indefinite and
-                        // the dense one does not fit) are reported as not run, with their
-                        // message.
-                        Err(BenchError::Model(
-                            e @ (ModelError::LogDetFactorTooLarge { .. }
-                            | ModelError::LogDetEmbeddingIndefinite { .. }),
-                        )) => refused_log_det.push(format!("{tag}: {e}")),
-                        Err(e) => failures.push(format!("{tag} log det: {e}")),
-                    }
-                    ctx.progress.inc(1);
-                }
-                // Rank-k covariance.
-                for &k in p.ranks.iter().filter(|_| main_grid) {
-                    ctx.progress.set_message(format!("{tag}, LOVE rank {k}"));
-                    let t0 = Instant::now();
-                    let res = Model::fit(method, &data, &options(m, 1e-5, &p, ctx.seed))
-                        .and_then(|model| Ok(model.love(k)?.latent_covariance(x_test)?));
-                    let seconds = t0.elapsed().as_secs_f64();
-                    match res {
-                        Ok(cov) => cov_pts.push(PanelPoint {
-                            method,
-                            m,
-                            setting: format!("rank {k}"),
-                            seconds,
-                            error: frobenius_diff(&cov, &ref_cov),
-                            extra: json!({"rank": k}),
-                        }),
-                        Err(e) => failures.push(format!("{tag} LOVE rank {k}: {e}")),
-                    }
-                    ctx.progress.inc(1);
-                }
-            }
+            // Both methods on each grid (the steps above count them), SKI first.
+            measure_grid::<Ski<SquaredExponential>>(m, &refs, ctx.progress, &mut panels);
+            measure_grid::<Gsgp<SquaredExponential>>(m, &refs, ctx.progress, &mut panels);
         }
+        let Panels {
+            mean: mean_pts,
+            log_det: ld_pts,
+            covariance: cov_pts,
+            failures,
+            refused_log_det,
+        } = panels;
 
         let mut mean_table = Table::new([
             "m",

@@ -3,20 +3,14 @@
 
 use std::time::Instant;
 
-use faer::{Col, ColRef, MatRef};
+use faer::{ColRef, MatRef};
 use gp_kernels::SquaredExponential;
 use gp_models::{Gsgp, GsgpOptions, SkiOptions};
 use gp_structured::sufficient_stats::{StatsPath, StatsPlan};
 use gp_structured::{InterpolationScheme, SufficientStats};
 
-use super::common::{Fitted, Hypers, MeanPredictor, MeanRun, Memory, Method};
+use super::common::{Fitted, Hypers, MeanRun, Memory, Method};
 use crate::error::BenchError;
-
-impl MeanPredictor for Gsgp<SquaredExponential> {
-    fn predict_mean(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>, BenchError> {
-        Ok(Gsgp::predict_mean(self, x_test)?)
-    }
-}
 
 /// GSGP's memory from its sufficient statistics: `nnz(S) + 2m` entries; bytes of the stored
 /// half of the stencil of `S`, `t` and the six `m`-vectors of the simplified EFCG.

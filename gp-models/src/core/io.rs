@@ -1,0 +1,144 @@
+//! What every saved model shares: the JSON envelope (a `format` name and a `version` in
+//! front of the model's own fields), reading, the error mapping, the checks of the stored
+//! training data and the string records of enums that carry no `serde`.
+//!
+//! Each model's `io` module ([`exact::io`](crate::exact::io),
+//! [`iterative::io`](crate::iterative::io), [`ski::io`](crate::ski::io)) defines its
+//! record and calls these helpers, so that every format rejects a foreign or newer file in
+//! the same way: a wrong `format` is [`ModelError::Serialization`], a version this crate
+//! does not read is [`ModelError::UnsupportedVersion`], and unreadable or malformed JSON
+//! (a truncated file included) is [`ModelError::Serialization`].
+//!
+//! Floats are written with shortest round-trip formatting and parsed exactly (`serde_json`'s
+//! `float_roundtrip`), so a model refitted from a file sees the very same numbers and
+//! predicts bit-identically.
+
+use std::io::{Read, Write};
+
+use faer::{ColRef, MatRef};
+use gp_solvers::SlqScaling;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ModelError, Result};
+
+/// Any serialization failure as [`ModelError::Serialization`].
+pub(crate) fn ser_err(e: impl std::fmt::Display) -> ModelError {
+    ModelError::Serialization {
+        reason: e.to_string(),
+    }
+}
+
+/// The fields every saved model starts with.
+#[derive(Deserialize)]
+struct Header {
+    format: String,
+    version: u32,
+}
+
+/// Writes `record` as JSON to `writer`.
+pub(crate) fn write_json<W: Write, T: Serialize>(writer: W, record: &T) -> Result<()> {
+    serde_json::to_writer(writer, record).map_err(ser_err)
+}
+
+/// `record` as a JSON string.
+pub(crate) fn json_string<T: Serialize>(record: &T) -> Result<String> {
+    serde_json::to_string(record).map_err(ser_err)
+}
+
+/// The whole of `reader` as text (a failing reader is [`ModelError::Serialization`]).
+pub(crate) fn read_text<R: Read>(mut reader: R) -> Result<String> {
+    let mut text = String::new();
+    reader
+        .read_to_string(&mut text)
+        .map_err(|e| ser_err(format!("could not read the saved model: {e}")))?;
+    Ok(text)
+}
+
+/// Parses `text` as a saved `format` of `version` into `T`.
+///
+/// The header is read on its own first, so that a file of another model or of a newer
+/// version is reported as such rather than as whatever field of `T` it happens to lack.
+pub(crate) fn parse_saved<T: DeserializeOwned>(
+    text: &str,
+    format: &'static str,
+    version: u32,
+) -> Result<T> {
+    let header: Header = serde_json::from_str(text).map_err(ser_err)?;
+    if header.format != format {
+        return Err(ser_err(format!(
+            "expected a saved `{format}`, found format `{}`",
+            header.format
+        )));
+    }
+    if header.version != version {
+        return Err(ModelError::UnsupportedVersion {
+            format,
+            found: header.version,
+            supported: version,
+        });
+    }
+    serde_json::from_str(text).map_err(ser_err)
+}
+
+/// Stored training data of shape `n × d` as the views a `fit` takes: row-major points `x`
+/// and targets `y`, checked first, since a matrix view of a slice of the wrong length would
+/// be refused by faer with a panic rather than an error.
+///
+/// Errors: [`ModelError::EmptyData`] (with `context`), [`ModelError::Serialization`] when
+/// `n·d` overflows, [`ModelError::LengthMismatch`].
+pub(crate) fn saved_data<'a>(
+    context: &'static str,
+    n: usize,
+    d: usize,
+    x: &'a [f64],
+    y: &'a [f64],
+) -> Result<(MatRef<'a, f64>, ColRef<'a, f64>)> {
+    if n == 0 || d == 0 {
+        return Err(ModelError::EmptyData { context, n, d });
+    }
+    let expected_x = n
+        .checked_mul(d)
+        .ok_or_else(|| ser_err(format!("shape {n}×{d} overflows")))?;
+    if x.len() != expected_x {
+        return Err(ModelError::LengthMismatch {
+            context: "saved training points x (n·d values, row major)",
+            expected: expected_x,
+            found: x.len(),
+        });
+    }
+    if y.len() != n {
+        return Err(ModelError::LengthMismatch {
+            context: "saved training targets y (n values)",
+            expected: n,
+            found: y.len(),
+        });
+    }
+    Ok((MatRef::from_row_major_slice(x, n, d), ColRef::from_slice(y)))
+}
+
+/// [`SlqScaling`] as stored (gp-solvers carries no serde): `"probe_norm"` or `"dimension"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum SlqScalingRecord {
+    ProbeNorm,
+    Dimension,
+}
+
+impl From<SlqScaling> for SlqScalingRecord {
+    fn from(s: SlqScaling) -> Self {
+        match s {
+            SlqScaling::ProbeNorm => Self::ProbeNorm,
+            SlqScaling::Dimension => Self::Dimension,
+        }
+    }
+}
+
+impl From<SlqScalingRecord> for SlqScaling {
+    fn from(s: SlqScalingRecord) -> Self {
+        match s {
+            SlqScalingRecord::ProbeNorm => Self::ProbeNorm,
+            SlqScalingRecord::Dimension => Self::Dimension,
+        }
+    }
+}

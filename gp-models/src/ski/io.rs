@@ -1,0 +1,297 @@
+//! Saving and loading a [`Ski`] model as JSON.
+//!
+//! The file stores the format name and version, the kernel (through its own `serde`
+//! implementation), the noise variance, the [`SkiOptions`] as a record (as given, so that a
+//! reloaded model reports the same options), the resolved grid and the training data as
+//! plain vectors with their shape:
+//!
+//! ```text
+//! { "format": "gpscale.ski", "version": 1, "kernel": {...}, "noise_variance": 0.01,
+//!   "options": {"grid_sizes": [], "padding": null, "bounds": null, "scheme": "cubic",
+//!               "out_of_grid": "error", "probes": 10, ..., "memory_limit": null},
+//!   "grid": {"sizes": [40, 30], "lo": [-0.1, 2.0], "spacing": [0.05, 0.1]},
+//!   "n": 3, "d": 2, "x": [x₀₀, x₀₁, x₁₀, ...], "y": [y₀, y₁, y₂] }
+//! ```
+//!
+//! `x` is row major: point `i` is `x[i·d .. (i+1)·d]`.
+//!
+//! **Why the grid is stored.** The default grid is derived from the training data (its
+//! size from `n`, its range from the data's bounding box), so it would come out the same on
+//! reload today, but a file must not depend on that rule staying unchanged. Each axis is
+//! stored as its first point and its spacing, the two numbers the grid is made of: storing
+//! the upper bound instead and dividing again, `h = (hi − lo)/(m − 1)`, can change the last
+//! bit of the spacing and with it every prediction. A grid that differs from the one the
+//! options would build is accepted as long as it passes the checks of a fit (one axis per
+//! dimension, the memory limit, every training point inside).
+//!
+//! Nothing solved is stored: the caches are recomputed on first use, deterministically for
+//! the same data, grid, options and seed, so a reloaded model predicts bit-identically.
+
+use std::io::{Read, Write};
+
+use gp_kernels::Kernel;
+use gp_structured::{GridAxis, InterpolationScheme, OutOfGrid, RegularGrid};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::core::io::{
+    json_string, parse_saved, read_text, saved_data, write_json, SlqScalingRecord,
+};
+use crate::error::{ModelError, Result};
+use crate::ski::model::Ski;
+use crate::ski::options::SkiOptions;
+
+/// The `format` field of a saved [`Ski`] model.
+pub const SKI_FORMAT: &str = "gpscale.ski";
+
+/// The format version written by [`Ski::save_json`] and the only one [`Ski::load_json`]
+/// reads.
+pub const SKI_FORMAT_VERSION: u32 = 1;
+
+/// [`InterpolationScheme`] as stored (gp-structured carries no serde).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum SchemeRecord {
+    Linear,
+    Cubic,
+}
+
+impl From<InterpolationScheme> for SchemeRecord {
+    fn from(s: InterpolationScheme) -> Self {
+        match s {
+            InterpolationScheme::Linear => Self::Linear,
+            InterpolationScheme::Cubic => Self::Cubic,
+        }
+    }
+}
+
+impl From<SchemeRecord> for InterpolationScheme {
+    fn from(s: SchemeRecord) -> Self {
+        match s {
+            SchemeRecord::Linear => Self::Linear,
+            SchemeRecord::Cubic => Self::Cubic,
+        }
+    }
+}
+
+/// [`OutOfGrid`] as stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum OutOfGridRecord {
+    Error,
+    Clamp,
+}
+
+impl From<OutOfGrid> for OutOfGridRecord {
+    fn from(o: OutOfGrid) -> Self {
+        match o {
+            OutOfGrid::Error => Self::Error,
+            OutOfGrid::Clamp => Self::Clamp,
+        }
+    }
+}
+
+impl From<OutOfGridRecord> for OutOfGrid {
+    fn from(o: OutOfGridRecord) -> Self {
+        match o {
+            OutOfGridRecord::Error => Self::Error,
+            OutOfGridRecord::Clamp => Self::Clamp,
+        }
+    }
+}
+
+/// [`SkiOptions`] as stored, field for field.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct OptionsRecord {
+    grid_sizes: Vec<usize>,
+    padding: Option<usize>,
+    bounds: Option<Vec<(f64, f64)>>,
+    scheme: SchemeRecord,
+    out_of_grid: OutOfGridRecord,
+    probes: usize,
+    cg_tolerance: f64,
+    max_cg_iterations: usize,
+    min_cg_iterations: usize,
+    prediction_tolerance: f64,
+    slq_scaling: SlqScalingRecord,
+    seed: u64,
+    memory_limit: Option<u64>,
+}
+
+impl From<&SkiOptions> for OptionsRecord {
+    fn from(o: &SkiOptions) -> Self {
+        Self {
+            grid_sizes: o.grid_sizes.clone(),
+            padding: o.padding,
+            bounds: o.bounds.clone(),
+            scheme: o.scheme.into(),
+            out_of_grid: o.out_of_grid.into(),
+            probes: o.probes,
+            cg_tolerance: o.cg_tolerance,
+            max_cg_iterations: o.max_cg_iterations,
+            min_cg_iterations: o.min_cg_iterations,
+            prediction_tolerance: o.prediction_tolerance,
+            slq_scaling: o.slq_scaling.into(),
+            seed: o.seed,
+            memory_limit: o.memory_limit,
+        }
+    }
+}
+
+impl From<OptionsRecord> for SkiOptions {
+    fn from(o: OptionsRecord) -> Self {
+        Self {
+            grid_sizes: o.grid_sizes,
+            padding: o.padding,
+            bounds: o.bounds,
+            scheme: o.scheme.into(),
+            out_of_grid: o.out_of_grid.into(),
+            probes: o.probes,
+            cg_tolerance: o.cg_tolerance,
+            max_cg_iterations: o.max_cg_iterations,
+            min_cg_iterations: o.min_cg_iterations,
+            prediction_tolerance: o.prediction_tolerance,
+            slq_scaling: o.slq_scaling.into(),
+            seed: o.seed,
+            memory_limit: o.memory_limit,
+        }
+    }
+}
+
+/// The resolved grid: per axis its number of points, first point and spacing.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct GridRecord {
+    sizes: Vec<usize>,
+    lo: Vec<f64>,
+    spacing: Vec<f64>,
+}
+
+impl From<&RegularGrid> for GridRecord {
+    fn from(g: &RegularGrid) -> Self {
+        Self {
+            sizes: g.sizes().to_vec(),
+            lo: g.axes().iter().map(GridAxis::lo).collect(),
+            spacing: g.axes().iter().map(GridAxis::spacing).collect(),
+        }
+    }
+}
+
+impl GridRecord {
+    /// The grid, with gp-structured's checks of each axis (finite start, positive finite
+    /// spacing, at least 2 points).
+    fn to_grid(&self) -> Result<RegularGrid> {
+        let d = self.sizes.len();
+        for (context, len) in [
+            ("saved grid: first points (one per axis)", self.lo.len()),
+            ("saved grid: spacings (one per axis)", self.spacing.len()),
+        ] {
+            if len != d {
+                return Err(ModelError::LengthMismatch {
+                    context,
+                    expected: d,
+                    found: len,
+                });
+            }
+        }
+        let axes = (0..d)
+            .map(|l| GridAxis::from_spacing(self.lo[l], self.spacing[l], self.sizes[l]))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok(RegularGrid::new(axes)?)
+    }
+}
+
+#[derive(Serialize)]
+struct SavedRef<'a, K> {
+    format: &'static str,
+    version: u32,
+    kernel: &'a K,
+    noise_variance: f64,
+    options: OptionsRecord,
+    grid: GridRecord,
+    n: usize,
+    d: usize,
+    x: Vec<f64>,
+    y: Vec<f64>,
+}
+
+#[derive(Deserialize)]
+struct Saved<K> {
+    kernel: K,
+    noise_variance: f64,
+    options: OptionsRecord,
+    grid: GridRecord,
+    n: usize,
+    d: usize,
+    x: Vec<f64>,
+    y: Vec<f64>,
+}
+
+impl<K: Kernel + Serialize> Ski<K> {
+    /// Writes the model as JSON to `writer` (see the [module docs](crate::ski::io) for the
+    /// layout).
+    pub fn save_json<W: Write>(&self, writer: W) -> Result<()> {
+        write_json(writer, &self.saved())
+    }
+
+    /// The model as a JSON string.
+    pub fn to_json_string(&self) -> Result<String> {
+        json_string(&self.saved())
+    }
+
+    fn saved(&self) -> SavedRef<'_, K> {
+        let (n, d) = (self.x.nrows(), self.x.ncols());
+        SavedRef {
+            format: SKI_FORMAT,
+            version: SKI_FORMAT_VERSION,
+            kernel: &self.kernel,
+            noise_variance: self.noise_variance,
+            options: (&self.options).into(),
+            grid: (&self.grid).into(),
+            n,
+            d,
+            // Row major, as the other formats (the model keeps `x` column major).
+            x: (0..n)
+                .flat_map(|i| (0..d).map(move |l| (i, l)))
+                .map(|(i, l)| self.x[(i, l)])
+                .collect(),
+            y: self.y.iter().copied().collect(),
+        }
+    }
+}
+
+impl<K: Kernel + Clone + DeserializeOwned> Ski<K> {
+    /// Reads a model written by [`save_json`](Self::save_json) and refits it on the stored
+    /// grid.
+    ///
+    /// Errors: [`ModelError::Serialization`] for unreadable or malformed JSON or a wrong
+    /// `format`, [`ModelError::UnsupportedVersion`], [`ModelError::LengthMismatch`] when
+    /// `x` or `y` disagree with `n` and `d` or the grid's fields with each other or with
+    /// `d`, [`ModelError::Structured`] for an invalid grid axis, and every error of
+    /// [`fit`](Self::fit).
+    pub fn load_json<R: Read>(reader: R) -> Result<Self> {
+        Self::from_json_str(&read_text(reader)?)
+    }
+
+    /// Reads a model from a JSON string written by [`to_json_string`](Self::to_json_string)
+    /// or [`save_json`](Self::save_json) and refits it (errors as
+    /// [`load_json`](Self::load_json)).
+    pub fn from_json_str(text: &str) -> Result<Self> {
+        let saved: Saved<K> = parse_saved(text, SKI_FORMAT, SKI_FORMAT_VERSION)?;
+        let (x, y) = saved_data(
+            "loading a saved SKI model",
+            saved.n,
+            saved.d,
+            &saved.x,
+            &saved.y,
+        )?;
+        let grid = saved.grid.to_grid()?;
+        Self::fit_on_grid(
+            saved.kernel,
+            x,
+            y,
+            saved.noise_variance,
+            &saved.options.into(),
+            grid,
+        )
+    }
+}
