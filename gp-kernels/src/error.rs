@@ -5,6 +5,7 @@ use thiserror::Error;
 
 /// Everything that can go wrong in `gp-kernels`.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum KernelError {
     /// A hyperparameter is out of its valid range (non-positive, NaN, infinite).
     #[error("hyperparameter `{name}` = {value} is invalid: {reason}")]

@@ -5,6 +5,7 @@ use thiserror::Error;
 /// Everything that can go wrong in `gp-linalg`, each with a message that says
 /// what was wrong and what to do about it.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum LinalgError {
     /// Two shapes that must agree do not.
     #[error("shape mismatch in {context}: expected {expected}, got {found}")]

@@ -8,6 +8,7 @@ use thiserror::Error;
 
 /// Everything that can go wrong in `gp-models`, each with a message that says what was wrong.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum ModelError {
     /// An error from the linear-algebra layer, e.g. a kernel matrix that stays indefinite
     /// after the whole jitter ladder.

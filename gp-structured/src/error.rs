@@ -5,6 +5,7 @@ use thiserror::Error;
 
 /// Everything that can go wrong in `gp-structured`.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum StructuredError {
     /// An argument is outside its valid range or shapes disagree.
     #[error("invalid argument `{name}`: {reason}")]

@@ -126,6 +126,7 @@ const DEFAULT_PHYSICAL_MEMORY: u64 = 16 << 30;
 
 /// Which algorithm the statistics pass uses; see the [module docs](self).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub enum StatsPath {
     /// Choose by the expected points per cell and the memory (default).
     #[default]

@@ -14,6 +14,7 @@ use crate::ski::SkiOptions;
 /// probes) use the simplified EFCG (paper Alg. 4) with [`Efcg`](Self::Efcg) and FCG with a
 /// start vector `g = S r̂₀`, `ρ = r̂₀ᵀ S r̂₀` with [`Fcg`](Self::Fcg).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum GsgpSolver {
     /// Efficiently factorized CG (paper Alg. 3, corrected): one `K_G` and one `S` product per
     /// iteration. The default.
