@@ -3,8 +3,8 @@
 
 use gp_solvers::{CgResult, ColumnStatus, Estimate};
 
+use crate::core::SolveReport;
 use crate::error::{ModelError, Result};
-use crate::iterative::SolveReport;
 
 /// Errors with [`ModelError::CgBreakdown`] if a column of the solve broke down.
 pub(crate) fn check_breakdown(cg: &CgResult, context: &'static str) -> Result<()> {

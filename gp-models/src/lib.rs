@@ -80,6 +80,7 @@ pub mod core;
 pub mod data;
 pub mod error;
 pub mod exact;
+pub mod grid;
 pub mod gsgp;
 pub mod iterative;
 pub mod optim;

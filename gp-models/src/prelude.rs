@@ -1,7 +1,7 @@
 //! The names most programs need, in one import: `use gp_models::prelude::*;`.
 //!
 //! The models, their options, the common interface ([`GpModel`], [`PredictRequest`],
-//! [`LmlRequest`], [`train`]) and the error type. Kernels come from `gp_kernels`.
+//! [`LmlRequest`], [`train()`]) and the error type. Kernels come from `gp_kernels`.
 
 pub use crate::core::{
     train, train_observed, Gaussian, GpModel, Likelihood, LmlEstimate, LmlRequest, Optimizer,

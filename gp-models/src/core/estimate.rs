@@ -38,7 +38,7 @@ pub struct PhaseTimes {
 }
 
 /// An estimate of the log marginal likelihood and, on request, its gradient: what
-/// [`GpModel::log_marginal_likelihood`](crate::GpModel::log_marginal_likelihood) returns for
+/// [`GpModel::lml`](crate::GpModel::lml) returns for
 /// every model. For exact models (`ExactGp`) the standard errors are zero, there are no
 /// probes and no solve.
 ///

@@ -229,6 +229,11 @@ impl Prediction {
     }
 }
 
+/// Test points per batched variance solve of the models that solve for variances (iterative,
+/// SKI, GSGP): `n × 64` (or `m × 64`) memory per block, enough columns for the batched
+/// products to pay off.
+pub const VARIANCE_BLOCK: usize = 64;
+
 /// Latent variances plus the noise variance: the predictive variances of noisy observations.
 pub(crate) fn with_noise(latent_variance: &Col<f64>, noise_variance: f64) -> Col<f64> {
     Col::from_fn(latent_variance.nrows(), |i| {

@@ -9,8 +9,8 @@ use crate::core::{
     VarianceSource,
 };
 use crate::error::{ModelError, Result};
+use crate::grid::love::{love_options, love_variances};
 use crate::gsgp::model::Gsgp;
-use crate::ski::interface::{love_options, love_variances};
 
 impl<K: Kernel + Clone + Send + Sync> GpModel for Gsgp<K> {
     type Likelihood = Gaussian;

@@ -32,11 +32,11 @@ use gp_solvers::{cg, slq_log_det_from_cg, CgOptions, ProbeOptions, Probes};
 use rayon::prelude::*;
 
 use crate::cg_report::{check_breakdown, mean_and_std_error, solve_report};
+use crate::core::{LmlEstimate, PhaseTimes, SolveReport};
 use crate::error::{ModelError, Result};
 use crate::gsgp::log_det::{LogDetFactor, LogDetFactorKind, LogDetSettings, SymmetrizedOperator};
 use crate::gsgp::model::Gsgp;
 use crate::gsgp::solve::factorized_report;
-use crate::iterative::{LmlEstimate, PhaseTimes, SolveReport};
 
 /// `½ log 2π`.
 const HALF_LN_2PI: f64 = 0.918_938_533_204_672_8;

@@ -73,8 +73,8 @@ use gp_structured::StencilGram;
 use rayon::prelude::*;
 
 use crate::error::{ModelError, Result};
-use crate::ski::memory::resolve_limit;
-use crate::ski::GridKernel;
+use crate::grid::memory::resolve_limit;
+use crate::grid::GridKernel;
 
 /// Bytes per dense-factor entry `m_l²` of the estimate (matrix, eigenvectors, workspace).
 const DENSE_BYTES_PER_ENTRY: u128 = 24;

@@ -19,9 +19,9 @@ use gp_solvers::factorized::{efla, StartVector};
 use gp_solvers::LanczosOptions;
 
 use crate::error::{ModelError, Result};
+use crate::grid::love::{LoveCache, LoveOptions, LoveStart};
 use crate::gsgp::model::Gsgp;
 use crate::gsgp::range_lanczos::range_lanczos;
-use crate::ski::{LoveCache, LoveOptions, LoveStart};
 
 impl<K: Kernel> Gsgp<K> {
     /// Runs `k` factorized Lanczos steps (full re-orthogonalization) on `K̂` from the start

@@ -24,15 +24,14 @@
 //!
 //! **Limit.** [`GsgpOptions::memory_limit`](crate::GsgpOptions::memory_limit) if set;
 //! otherwise `MemAvailable` of `/proc/meminfo`; otherwise
-//! [`DEFAULT_MEMORY_CAP`](crate::ski::DEFAULT_MEMORY_CAP) — the same rule as SKI. A grid
+//! [`DEFAULT_MEMORY_CAP`](crate::grid::memory::DEFAULT_MEMORY_CAP) — the same rule as SKI. A grid
 //! whose estimate exceeds the limit is refused with
 //! [`ModelError::GridTooLarge`](crate::ModelError::GridTooLarge) before anything of size
 //! `m` is allocated.
 
 use gp_structured::InterpolationScheme;
 
-use crate::ski::memory::resolve_limit;
-use crate::ski::SkiMemory;
+use crate::grid::memory::{grid_points, resolve_limit, SkiMemory};
 
 /// The GSGP memory estimate for grid sizes `sizes`, interpolation `scheme` and `probes`
 /// probe vectors, with the limit from `memory_limit` (see the [module documentation](self)).
@@ -42,10 +41,7 @@ pub fn gsgp_memory(
     probes: usize,
     memory_limit: Option<u64>,
 ) -> SkiMemory {
-    let grid_points = sizes
-        .iter()
-        .try_fold(1u128, |acc, &s| acc.checked_mul(s as u128))
-        .unwrap_or(u128::MAX);
+    let grid_points = grid_points(sizes);
     let q = 2 * scheme.stencil_width() as u128 - 1;
     let stencil = q
         .checked_pow(sizes.len().min(u32::MAX as usize) as u32)

@@ -10,12 +10,12 @@ use gp_structured::{InterpolationOptions, InterpolationWeights, RegularGrid, Suf
 use crate::core::likelihood::{
     log_params_with_noise, param_names_with_noise, split_log_params_with_noise,
 };
+use crate::core::SolveReport;
 use crate::error::{ModelError, Result};
+use crate::grid::GridKernel;
 use crate::gsgp::log_det::LogDetFactor;
 use crate::gsgp::memory::gsgp_memory;
 use crate::gsgp::options::GsgpOptions;
-use crate::iterative::SolveReport;
-use crate::ski::GridKernel;
 use crate::validate::{check_kernel_params, check_noise, check_training_data};
 
 /// What predictions and the likelihood reuse: `α = K̂⁻¹y = W x̂ + c y` in factorized form and

@@ -5,8 +5,8 @@ use gp_solvers::SlqScaling;
 use gp_structured::{InterpolationOptions, InterpolationScheme, OutOfGrid, RegularGrid};
 
 use crate::error::{ModelError, Result};
+use crate::grid::options::{GridOptions, OptionNames};
 use crate::gsgp::memory::gsgp_memory;
-use crate::ski::model::grid_with_sizes;
 use crate::ski::SkiOptions;
 
 /// Which factorized CG solver runs the solves whose start vector is not in `range(W)` (the
@@ -123,23 +123,19 @@ impl From<&SkiOptions> for GsgpOptions {
 }
 
 impl GsgpOptions {
-    /// The equivalent [`SkiOptions`] (grid and solver settings), used to build the grid with
-    /// SKI's own rules.
-    pub(crate) fn to_ski(&self) -> SkiOptions {
-        SkiOptions {
-            grid_sizes: self.grid_sizes.clone(),
+    /// The settings GSGP shares with SKI, for the shared grid rules.
+    pub(crate) fn grid_options(&self) -> GridOptions<'_> {
+        GridOptions {
+            grid_sizes: &self.grid_sizes,
             padding: self.padding,
-            bounds: self.bounds.clone(),
+            bounds: self.bounds.as_deref(),
             scheme: self.scheme,
-            out_of_grid: self.out_of_grid,
             probes: self.probes,
             cg_tolerance: self.cg_tolerance,
-            max_cg_iterations: self.max_cg_iterations,
-            min_cg_iterations: self.min_cg_iterations,
             prediction_tolerance: self.prediction_tolerance,
-            slq_scaling: self.slq_scaling,
-            seed: self.seed,
+            max_cg_iterations: self.max_cg_iterations,
             memory_limit: self.memory_limit,
+            names: &GSGP_NAMES,
         }
     }
 
@@ -157,7 +153,7 @@ impl GsgpOptions {
     ///
     /// Errors with [`ModelError::InvalidOption`].
     pub fn validate(&self) -> Result<()> {
-        self.to_ski().validate().map_err(rename_error)
+        self.grid_options().validate()
     }
 
     /// The grid [`Ski`](crate::Ski) builds for these options and the points `x` (`n × d`):
@@ -184,34 +180,20 @@ impl GsgpOptions {
         gp_linalg::validate::check_finite_mat(x, "the training points X")
             .map_err(ModelError::from_finite_check)?;
         self.validate()?;
-        let ski = self.to_ski();
-        let sizes = ski.resolved_grid_sizes(n, d).map_err(rename_error)?;
+        let grid = self.grid_options();
+        let sizes = grid.resolved_grid_sizes(n, d)?;
         gsgp_memory(&sizes, self.scheme, self.probes, self.memory_limit).check()?;
-        grid_with_sizes(x, &ski, &sizes).map_err(rename_error)
+        grid.grid_with_sizes(x, &sizes)
     }
 }
 
-/// An [`ModelError::InvalidOption`] of the SKI rules, renamed to the GSGP option.
-fn rename_error(e: ModelError) -> ModelError {
-    match e {
-        ModelError::InvalidOption { name, reason } => ModelError::InvalidOption {
-            name: rename(name),
-            reason,
-        },
-        other => other,
-    }
-}
-
-/// `SkiOptions::x` → `GsgpOptions::x` in error messages.
-fn rename(name: &'static str) -> &'static str {
-    match name {
-        "SkiOptions::probes" => "GsgpOptions::probes",
-        "SkiOptions::cg_tolerance" => "GsgpOptions::cg_tolerance",
-        "SkiOptions::prediction_tolerance" => "GsgpOptions::prediction_tolerance",
-        "SkiOptions::max_cg_iterations" => "GsgpOptions::max_cg_iterations",
-        "SkiOptions::bounds" => "GsgpOptions::bounds",
-        "SkiOptions::memory_limit" => "GsgpOptions::memory_limit",
-        "SkiOptions::grid_sizes" => "GsgpOptions::grid_sizes",
-        other => other,
-    }
-}
+/// The option names GSGP's errors cite.
+static GSGP_NAMES: OptionNames = OptionNames {
+    probes: "GsgpOptions::probes",
+    cg_tolerance: "GsgpOptions::cg_tolerance",
+    prediction_tolerance: "GsgpOptions::prediction_tolerance",
+    max_cg_iterations: "GsgpOptions::max_cg_iterations",
+    bounds: "GsgpOptions::bounds",
+    memory_limit: "GsgpOptions::memory_limit",
+    grid_sizes: "GsgpOptions::grid_sizes",
+};

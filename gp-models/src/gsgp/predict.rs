@@ -14,12 +14,12 @@ use gp_linalg::LinearOperator;
 use gp_solvers::factorized::StartVector;
 use rayon::prelude::*;
 
+use crate::core::predict::{with_noise, VARIANCE_BLOCK};
+use crate::core::SolveReport;
 use crate::error::Result;
-use crate::exact::predict::with_noise;
+use crate::grid::stencil::{prior_covariance, prior_variance, transposed_block};
 use crate::gsgp::model::{Gsgp, MeanCache};
 use crate::gsgp::solve::factorized_report;
-use crate::iterative::{SolveReport, VARIANCE_BLOCK};
-use crate::ski::stencil::{prior_covariance, prior_variance, transposed_block};
 
 impl<K: Kernel> Gsgp<K> {
     /// `α` in factorized form and the grid cache, computed on first use.

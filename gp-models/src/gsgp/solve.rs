@@ -10,10 +10,10 @@ use gp_solvers::factorized::{
     StartVector,
 };
 
+use crate::core::SolveReport;
 use crate::error::{ModelError, Result};
 use crate::gsgp::model::Gsgp;
 use crate::gsgp::options::GsgpSolver;
-use crate::iterative::SolveReport;
 
 /// Errors with [`ModelError::CgBreakdown`] if the solve broke down.
 pub(crate) fn check_factorized(

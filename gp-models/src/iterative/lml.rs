@@ -14,10 +14,10 @@ use gp_solvers::{
 };
 
 use crate::cg_report::{check_breakdown, mean_and_std_error, solve_report};
+use crate::core::{LmlEstimate, PhaseTimes};
 use crate::error::Result;
 use crate::iterative::columns::KernelColumns;
 use crate::iterative::derivatives::derivative_quad_forms;
-use crate::iterative::estimate::{LmlEstimate, PhaseTimes};
 use crate::iterative::options::IterativeOptions;
 
 /// `½ log 2π`.

@@ -11,8 +11,8 @@ use gp_linalg::LowRankPlusDiagonal;
 use crate::core::likelihood::{
     log_params_with_noise, param_names_with_noise, split_log_params_with_noise,
 };
+use crate::core::{LmlEstimate, SolveReport};
 use crate::error::{ModelError, Result};
-use crate::iterative::estimate::{LmlEstimate, SolveReport};
 use crate::iterative::lml::{estimate, Problem};
 use crate::iterative::options::IterativeOptions;
 use crate::validate::{check_kernel_params, check_noise, check_training_data};

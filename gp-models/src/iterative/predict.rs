@@ -20,15 +20,15 @@ use gp_linalg::LinearOperator;
 use gp_solvers::{cg, CgOptions, Preconditioner};
 
 use crate::cg_report::{check_breakdown, solve_report};
+use crate::core::predict::with_noise;
+use crate::core::SolveReport;
 use crate::error::Result;
-use crate::exact::predict::with_noise;
-use crate::iterative::estimate::SolveReport;
 use crate::iterative::lml::build_preconditioner;
 use crate::iterative::model::{IterativeGp, PredictionCache};
 use crate::validate::check_test_points;
 
-/// Test points per batched CG solve of the variances.
-pub const VARIANCE_BLOCK: usize = 64;
+/// Test points per batched CG solve of the variances, shared with the grid models.
+pub use crate::core::predict::VARIANCE_BLOCK;
 
 impl<K: Kernel> IterativeGp<K> {
     /// The CG options of the prediction solves.

@@ -1,6 +1,6 @@
-//! [`Ski`] as a [`GpModel`], and the LOVE path of predictions shared with GSGP.
+//! [`Ski`] as a [`GpModel`].
 
-use faer::{Col, Mat, MatRef};
+use faer::{Col, MatRef};
 use gp_kernels::Kernel;
 use gp_solvers::Probes;
 
@@ -9,40 +9,9 @@ use crate::core::{
     Gaussian, GpModel, LatentPrediction, LmlEstimate, LmlRequest, PredictRequest, ProbeSource,
     VarianceSource,
 };
-use crate::error::{ModelError, Result};
-use crate::ski::love::{LoveCache, LoveOptions};
+use crate::error::Result;
+use crate::grid::love::{love_options, love_variances};
 use crate::ski::model::Ski;
-
-/// LOVE options of rank `rank` (the other settings as [`LoveOptions::default`]), refusing
-/// rank 0.
-pub(crate) fn love_options(rank: usize) -> Result<LoveOptions> {
-    if rank == 0 {
-        return Err(ModelError::InvalidOption {
-            name: "VarianceMethod::Love::rank",
-            reason: "must be at least 1".into(),
-        });
-    }
-    Ok(LoveOptions {
-        rank,
-        ..LoveOptions::default()
-    })
-}
-
-/// Variances (and the covariance, if `covariance`) of the test points from a LOVE cache.
-pub(crate) fn love_variances(
-    cache: &LoveCache,
-    x_test: MatRef<'_, f64>,
-    covariance: bool,
-) -> Result<(Col<f64>, Option<Mat<f64>>, VarianceSource)> {
-    let source = VarianceSource::Love { rank: cache.rank() };
-    if covariance {
-        let cov = cache.latent_covariance(x_test)?;
-        let var = Col::from_fn(cov.nrows(), |i| cov[(i, i)].max(0.0));
-        Ok((var, Some(cov), source))
-    } else {
-        Ok((cache.latent_variance(x_test)?, None, source))
-    }
-}
 
 /// The one set of probes of a SKI-style estimate (log determinant and traces alike).
 pub(crate) fn single_probe_set(probes: &ProbeSource) -> Option<&Probes> {

@@ -23,8 +23,8 @@ use gp_linalg::{LinearOperator, TransposeOperator};
 use gp_solvers::{slq_log_det_from_cg, solve_with_probes, CgOptions, ProbeOptions, Probes};
 
 use crate::cg_report::{check_breakdown, mean_and_std_error, solve_report};
+use crate::core::{LmlEstimate, PhaseTimes};
 use crate::error::{ModelError, Result};
-use crate::iterative::{LmlEstimate, PhaseTimes};
 use crate::ski::model::Ski;
 
 /// `½ log 2π`.

@@ -11,141 +11,17 @@
 //! from the targets `y` ([`LoveStart::Targets`]). As `k` grows to `n` the cache becomes
 //! exact (up to the components of `W K_G W*ᵀ` outside the Krylov space of `v`).
 
-use faer::{Col, Mat, MatRef};
+use faer::Col;
 use gp_kernels::Kernel;
 use gp_linalg::{Cholesky, LinearOperator, TransposeOperator};
-use gp_solvers::{lanczos, LanczosOptions, LanczosStatus};
-use gp_structured::{InterpolationOptions, InterpolationWeights, RegularGrid};
+use gp_solvers::{lanczos, LanczosOptions};
 
 use crate::error::{ModelError, Result};
-use crate::ski::grid_kernel::GridKernel;
 use crate::ski::model::Ski;
-use crate::ski::stencil::{prior_covariance, prior_variance};
 
-/// The start vector of the LOVE Lanczos run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum LoveStart {
-    /// `W K_G 1/m`, the average column of `W K_G` (the GSGP reference code; default).
-    #[default]
-    AverageColumn,
-    /// The training targets `y` (the LOVE paper's mean-cache Krylov space).
-    Targets,
-}
-
-/// Options of [`Ski::love`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LoveOptions {
-    /// Lanczos rank `k` (clamped to `n`; default 50).
-    pub rank: usize,
-    /// The start vector (default [`LoveStart::AverageColumn`]).
-    pub start: LoveStart,
-    /// Breakdown tolerance of the Lanczos run (default `1e-12`, as
-    /// [`LanczosOptions`]).
-    pub breakdown_tolerance: f64,
-}
-
-impl Default for LoveOptions {
-    fn default() -> Self {
-        Self {
-            rank: 50,
-            start: LoveStart::AverageColumn,
-            breakdown_tolerance: 1e-12,
-        }
-    }
-}
-
-/// The LOVE cache of a [`Ski`] model: `R = K_G Wᵀ Q`, `R' = R T⁻¹` and what is needed to
-/// interpolate test points and form their prior covariance.
-#[derive(Debug, Clone)]
-pub struct LoveCache {
-    r: Mat<f64>,
-    r_prime: Mat<f64>,
-    grid: RegularGrid,
-    interp: InterpolationOptions,
-    grid_kernel: GridKernel,
-    status: LanczosStatus,
-}
-
-impl LoveCache {
-    /// A cache from its parts (`R`, `R'` and the Lanczos status), for the GSGP model.
-    pub(crate) fn from_parts(
-        r: Mat<f64>,
-        r_prime: Mat<f64>,
-        grid: RegularGrid,
-        interp: InterpolationOptions,
-        grid_kernel: GridKernel,
-        status: LanczosStatus,
-    ) -> Self {
-        Self {
-            r,
-            r_prime,
-            grid,
-            interp,
-            grid_kernel,
-            status,
-        }
-    }
-
-    /// The rank `k` reached (smaller than requested after a Lanczos breakdown).
-    pub fn rank(&self) -> usize {
-        self.r.ncols()
-    }
-
-    /// Why the Lanczos run stopped.
-    pub fn status(&self) -> LanczosStatus {
-        self.status
-    }
-
-    /// `R = K_G Wᵀ Q` (`m × k`).
-    pub fn r(&self) -> MatRef<'_, f64> {
-        self.r.as_ref()
-    }
-
-    /// `R' = R T⁻¹` (`m × k`).
-    pub fn r_prime(&self) -> MatRef<'_, f64> {
-        self.r_prime.as_ref()
-    }
-
-    fn weights(&self, x_test: MatRef<'_, f64>) -> Result<InterpolationWeights> {
-        crate::validate::check_test_points(x_test, self.grid.dims())?;
-        InterpolationWeights::new(&self.grid, x_test, self.interp)
-            .map_err(|e| ModelError::from_structured(e, "the test points"))
-    }
-
-    /// The low-rank posterior covariance of the latent function at the rows of `x_test`
-    /// (`b × b`, symmetrized): `W* K_G W*ᵀ − (W* R)(W* R')ᵀ`.
-    ///
-    /// Errors: [`ModelError::TestDim`], [`ModelError::NonFinite`],
-    /// [`ModelError::OutsideGrid`].
-    pub fn latent_covariance(&self, x_test: MatRef<'_, f64>) -> Result<Mat<f64>> {
-        let ws = self.weights(x_test)?;
-        let mut cov = prior_covariance(&self.grid_kernel, &ws, &ws);
-        let a = ws.apply_block(self.r.as_ref())?;
-        let b = ws.apply_block(self.r_prime.as_ref())?;
-        let sub = &a * b.transpose();
-        for i in 0..cov.nrows() {
-            for j in 0..cov.ncols() {
-                cov[(i, j)] -= 0.5 * (sub[(i, j)] + sub[(j, i)]);
-            }
-        }
-        Ok(cov)
-    }
-
-    /// The low-rank posterior variances of the latent function at the rows of `x_test`,
-    /// clamped at 0: `O(16^d + 4^d k)` per point.
-    ///
-    /// Errors as [`latent_covariance`](Self::latent_covariance).
-    pub fn latent_variance(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>> {
-        let ws = self.weights(x_test)?;
-        let prior = prior_variance(&self.grid_kernel, &ws);
-        let a = ws.apply_block(self.r.as_ref())?;
-        let b = ws.apply_block(self.r_prime.as_ref())?;
-        Ok(Col::from_fn(prior.nrows(), |i| {
-            let sub: f64 = (0..a.ncols()).map(|c| a[(i, c)] * b[(i, c)]).sum();
-            (prior[i] - sub).max(0.0)
-        }))
-    }
-}
+// The cache and its options are shared with GSGP and live in `grid::love`; re-exported here
+// so that `gp_models::ski::love::LoveCache` keeps working.
+pub use crate::grid::love::{LoveCache, LoveOptions, LoveStart};
 
 impl<K: Kernel> Ski<K> {
     /// Runs `k` Lanczos steps (full re-orthogonalization) on `K̂` from the start vector of
@@ -190,13 +66,13 @@ impl<K: Kernel> Ski<K> {
         let chol = Cholesky::new(t.as_ref())?;
         // R' = R T⁻¹ = (T⁻¹ Rᵀ)ᵀ (T symmetric).
         let r_prime = chol.solve(r.transpose())?.transpose().to_owned();
-        Ok(LoveCache {
+        Ok(LoveCache::from_parts(
             r,
             r_prime,
-            grid: self.grid.clone(),
-            interp: self.interpolation_options(),
-            grid_kernel: self.grid_kernel.clone(),
-            status: lz.status,
-        })
+            self.grid.clone(),
+            self.interpolation_options(),
+            self.grid_kernel.clone(),
+            lz.status,
+        ))
     }
 }

@@ -30,11 +30,11 @@
 //! * [`love`]: the rank-`k` LOVE cache;
 //! * [`lml`]: the SLQ log marginal likelihood and its gradient;
 //! * training: [`train`](crate::train()), Adam (default) or L-BFGS on the estimate;
-//! * [`grid_kernel`], [`operator`], [`options`], [`memory`]: `K_G`, `W M Wᵀ + cI`,
-//!   [`SkiOptions`], the memory rule;
+//! * [`operator`], [`options`], [`memory`]: `W M Wᵀ + cI`, [`SkiOptions`], the memory rule;
+//! * what SKI shares with GSGP ([`GridKernel`] `K_G`, the LOVE cache, the memory limit, the
+//!   grid of the options) lives in [`grid`](crate::grid);
 //! * [`io`]: JSON save and load (with the resolved grid).
 
-pub mod grid_kernel;
 pub(crate) mod interface;
 pub mod io;
 pub mod lml;
@@ -44,9 +44,11 @@ pub mod model;
 pub mod operator;
 pub mod options;
 pub mod predict;
-pub(crate) mod stencil;
 
-pub use grid_kernel::GridKernel;
+/// The grid kernel, shared with GSGP; it lives in [`grid::kernel`](crate::grid::kernel).
+pub use crate::grid::kernel as grid_kernel;
+
+pub use crate::grid::GridKernel;
 pub use io::{SKI_FORMAT, SKI_FORMAT_VERSION};
 pub use love::{LoveCache, LoveOptions, LoveStart};
 pub use memory::{SkiMemory, DEFAULT_MEMORY_CAP};

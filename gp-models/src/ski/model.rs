@@ -9,10 +9,10 @@ use gp_structured::{InterpolationOptions, InterpolationWeights, RegularGrid};
 use crate::core::likelihood::{
     log_params_with_noise, param_names_with_noise, split_log_params_with_noise,
 };
+use crate::core::SolveReport;
 use crate::error::{ModelError, Result};
-use crate::iterative::SolveReport;
-use crate::ski::grid_kernel::GridKernel;
-use crate::ski::memory::SkiMemory;
+use crate::grid::kernel::GridKernel;
+use crate::grid::memory::SkiMemory;
 use crate::ski::operator::SkiOperator;
 use crate::ski::options::SkiOptions;
 use crate::validate::{check_kernel_params, check_noise, check_training_data};
@@ -89,38 +89,7 @@ fn build_grid(x: MatRef<'_, f64>, options: &SkiOptions) -> Result<RegularGrid> {
     let (n, d) = (x.nrows(), x.ncols());
     let sizes = options.resolved_grid_sizes(n, d)?;
     SkiMemory::estimate(&sizes, options.probes, options.memory_limit).check()?;
-    grid_with_sizes(x, options, &sizes)
-}
-
-/// The grid of `options` with the given sizes for the points `x` (explicit bounds, or the
-/// data's bounding box with padding), without a memory check. Shared with GSGP.
-pub(crate) fn grid_with_sizes(
-    x: MatRef<'_, f64>,
-    options: &SkiOptions,
-    sizes: &[usize],
-) -> Result<RegularGrid> {
-    let d = x.ncols();
-    match &options.bounds {
-        Some(bounds) => {
-            if bounds.len() != d {
-                return Err(ModelError::InvalidOption {
-                    name: "SkiOptions::bounds",
-                    reason: format!(
-                        "need one (lo, hi) pair per input dimension: {d} dimensions, {} pairs",
-                        bounds.len()
-                    ),
-                });
-            }
-            let lo: Vec<f64> = bounds.iter().map(|b| b.0).collect();
-            let hi: Vec<f64> = bounds.iter().map(|b| b.1).collect();
-            Ok(RegularGrid::from_bounds(&lo, &hi, sizes)?)
-        }
-        None => Ok(RegularGrid::from_data(
-            x,
-            sizes,
-            options.resolved_padding(),
-        )?),
-    }
+    options.grid_options().grid_with_sizes(x, &sizes)
 }
 
 impl<K: Kernel + Clone> Ski<K> {

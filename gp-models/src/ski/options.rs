@@ -3,7 +3,8 @@
 use gp_solvers::SlqScaling;
 use gp_structured::{InterpolationScheme, OutOfGrid};
 
-use crate::error::{ModelError, Result};
+use crate::error::Result;
+use crate::grid::options::{GridOptions, OptionNames};
 
 /// How a [`Ski`](crate::Ski) model builds its grid, solves and estimates.
 ///
@@ -39,7 +40,7 @@ pub struct SkiOptions {
     /// Interpolation scheme (default Keys cubic, `a = −½`, as SKI and GSGP).
     pub scheme: InterpolationScheme,
     /// What to do with points whose stencil does not fit in the grid (default
-    /// [`OutOfGrid::Error`]: [`ModelError::OutsideGrid`]).
+    /// [`OutOfGrid::Error`]: [`ModelError::OutsideGrid`](crate::ModelError::OutsideGrid)).
     pub out_of_grid: OutOfGrid,
     /// Number of probe vectors for the SLQ log determinant and the Hutchinson traces
     /// (default 10). At least 1; standard errors need 2.
@@ -85,81 +86,53 @@ impl Default for SkiOptions {
     }
 }
 
+/// The option names SKI's errors cite.
+static SKI_NAMES: OptionNames = OptionNames {
+    probes: "SkiOptions::probes",
+    cg_tolerance: "SkiOptions::cg_tolerance",
+    prediction_tolerance: "SkiOptions::prediction_tolerance",
+    max_cg_iterations: "SkiOptions::max_cg_iterations",
+    bounds: "SkiOptions::bounds",
+    memory_limit: "SkiOptions::memory_limit",
+    grid_sizes: "SkiOptions::grid_sizes",
+};
+
 impl SkiOptions {
+    /// The settings SKI shares with GSGP, for the shared grid rules.
+    pub(crate) fn grid_options(&self) -> GridOptions<'_> {
+        GridOptions {
+            grid_sizes: &self.grid_sizes,
+            padding: self.padding,
+            bounds: self.bounds.as_deref(),
+            scheme: self.scheme,
+            probes: self.probes,
+            cg_tolerance: self.cg_tolerance,
+            prediction_tolerance: self.prediction_tolerance,
+            max_cg_iterations: self.max_cg_iterations,
+            memory_limit: self.memory_limit,
+            names: &SKI_NAMES,
+        }
+    }
+
     /// The padding in cells: `padding`, or the scheme's recommendation.
     pub fn resolved_padding(&self) -> usize {
-        self.padding
-            .unwrap_or_else(|| self.scheme.recommended_padding())
+        self.grid_options().resolved_padding()
     }
 
     /// The grid sizes for `n` points in `d` dimensions: `grid_sizes` if given, otherwise
     /// `⌈(n/2)^{1/d}⌉ + 2·padding + 1` per dimension (at least the stencil width).
     ///
-    /// Errors with [`ModelError::InvalidOption`] if `grid_sizes` is given with a length other
-    /// than `d`.
+    /// Errors with [`ModelError::InvalidOption`](crate::ModelError::InvalidOption) if
+    /// `grid_sizes` is given with a length other than `d`.
     pub fn resolved_grid_sizes(&self, n: usize, d: usize) -> Result<Vec<usize>> {
-        if !self.grid_sizes.is_empty() {
-            if self.grid_sizes.len() != d {
-                return Err(ModelError::InvalidOption {
-                    name: "SkiOptions::grid_sizes",
-                    reason: format!(
-                        "need one grid size per input dimension: the data have {d} dimensions, \
-                         {} sizes were given",
-                        self.grid_sizes.len()
-                    ),
-                });
-            }
-            return Ok(self.grid_sizes.clone());
-        }
-        let interior = ((n as f64 / 2.0).max(1.0).powf(1.0 / d.max(1) as f64)).ceil() as usize;
-        let m = (interior + 2 * self.resolved_padding() + 1).max(self.scheme.stencil_width());
-        Ok(vec![m; d])
+        self.grid_options().resolved_grid_sizes(n, d)
     }
 
     /// Checks the options: at least one probe, finite non-negative tolerances, at least one
     /// CG iteration, finite bounds with `lo < hi`, a positive memory limit.
     ///
-    /// Errors with [`ModelError::InvalidOption`].
+    /// Errors with [`ModelError::InvalidOption`](crate::ModelError::InvalidOption).
     pub fn validate(&self) -> Result<()> {
-        let bad = |name, reason: String| Err(ModelError::InvalidOption { name, reason });
-        if self.probes == 0 {
-            return bad(
-                "SkiOptions::probes",
-                "need at least one probe vector (two for standard errors)".into(),
-            );
-        }
-        for (name, tol) in [
-            ("SkiOptions::cg_tolerance", self.cg_tolerance),
-            (
-                "SkiOptions::prediction_tolerance",
-                self.prediction_tolerance,
-            ),
-        ] {
-            if !(tol.is_finite() && tol >= 0.0) {
-                return bad(name, format!("must be finite and non-negative, got {tol}"));
-            }
-        }
-        if self.max_cg_iterations == 0 {
-            return bad("SkiOptions::max_cg_iterations", "must be at least 1".into());
-        }
-        if let Some(bounds) = &self.bounds {
-            if let Some((l, (lo, hi))) = bounds
-                .iter()
-                .enumerate()
-                .find(|(_, (lo, hi))| !(lo.is_finite() && hi.is_finite() && lo < hi))
-            {
-                return bad(
-                    "SkiOptions::bounds",
-                    format!("dimension {l}: need finite bounds with lo < hi, got ({lo}, {hi})"),
-                );
-            }
-        }
-        if self.memory_limit == Some(0) {
-            return bad(
-                "SkiOptions::memory_limit",
-                "must be positive (or None for the automatic limit)".into(),
-            );
-        }
-        Ok(())
+        self.grid_options().validate()
     }
 }

@@ -17,11 +17,11 @@ use gp_linalg::{LinearOperator, TransposeOperator};
 use gp_solvers::{cg, CgOptions};
 
 use crate::cg_report::{check_breakdown, solve_report};
+use crate::core::predict::{with_noise, VARIANCE_BLOCK};
+use crate::core::SolveReport;
 use crate::error::Result;
-use crate::exact::predict::with_noise;
-use crate::iterative::{SolveReport, VARIANCE_BLOCK};
+use crate::grid::stencil::{prior_covariance, prior_variance, transposed_block};
 use crate::ski::model::{MeanCache, Ski};
-use crate::ski::stencil::{prior_covariance, prior_variance, transposed_block};
 
 impl<K: Kernel> Ski<K> {
     /// The CG options of the prediction solves.

@@ -5,7 +5,7 @@
 use faer::{Col, Mat};
 use gp_structured::InterpolationWeights;
 
-use crate::ski::grid_kernel::GridKernel;
+use crate::grid::kernel::GridKernel;
 
 /// The expanded rows (column indices and values) of `w`.
 fn rows(w: &InterpolationWeights) -> Vec<(Vec<usize>, Vec<f64>)> {

@@ -1,0 +1,176 @@
+//! The LOVE cache of the grid-interpolation models (Pleiss et al. 2018): its options, its
+//! start vector and the low-rank covariances it gives, shared by [`Ski::love`](crate::Ski::love)
+//! and [`Gsgp::love`](crate::Gsgp::love), which differ only in how they run the Lanczos
+//! iteration on `K̂ = W K_G Wᵀ + σ²I` (see [`ski::love`](crate::ski::love) and
+//! [`gsgp::love`](crate::gsgp::love)).
+//!
+//! With the grid caches `R = K_G Wᵀ Q` and `R' = R T⁻¹` (`m × k` each) of a `k`-step run
+//! (`K̂⁻¹ ≈ Q T⁻¹ Qᵀ`), the subtracted term of the posterior covariance of test points is
+//! `(W* R)(W* R')ᵀ`: `O(4^d k)` per test point. The prior term `W* K_G W*ᵀ` comes from the
+//! stencils (`O(16^d)` per pair).
+
+use faer::{Col, Mat, MatRef};
+use gp_linalg::LinearOperator;
+use gp_solvers::LanczosStatus;
+use gp_structured::{InterpolationOptions, InterpolationWeights, RegularGrid};
+
+use crate::core::VarianceSource;
+use crate::error::{ModelError, Result};
+use crate::grid::kernel::GridKernel;
+use crate::grid::stencil::{prior_covariance, prior_variance};
+
+/// The start vector of the LOVE Lanczos run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LoveStart {
+    /// `W K_G 1/m`, the average column of `W K_G` (the GSGP reference code; default).
+    #[default]
+    AverageColumn,
+    /// The training targets `y` (the LOVE paper's mean-cache Krylov space).
+    Targets,
+}
+
+/// Options of [`Ski::love`](crate::Ski::love) and [`Gsgp::love`](crate::Gsgp::love).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoveOptions {
+    /// Lanczos rank `k` (clamped to `n`; default 50).
+    pub rank: usize,
+    /// The start vector (default [`LoveStart::AverageColumn`]).
+    pub start: LoveStart,
+    /// Breakdown tolerance of the Lanczos run (default `1e-12`, as
+    /// [`LanczosOptions`](gp_solvers::LanczosOptions)).
+    pub breakdown_tolerance: f64,
+}
+
+impl Default for LoveOptions {
+    fn default() -> Self {
+        Self {
+            rank: 50,
+            start: LoveStart::AverageColumn,
+            breakdown_tolerance: 1e-12,
+        }
+    }
+}
+
+/// The LOVE cache of a [`Ski`](crate::Ski) or [`Gsgp`](crate::Gsgp) model: `R = K_G Wᵀ Q`, `R' = R T⁻¹` and what is needed to
+/// interpolate test points and form their prior covariance.
+#[derive(Debug, Clone)]
+pub struct LoveCache {
+    r: Mat<f64>,
+    r_prime: Mat<f64>,
+    grid: RegularGrid,
+    interp: InterpolationOptions,
+    grid_kernel: GridKernel,
+    status: LanczosStatus,
+}
+
+impl LoveCache {
+    /// A cache from its parts (`R`, `R'` and the Lanczos status) of either model's run.
+    pub(crate) fn from_parts(
+        r: Mat<f64>,
+        r_prime: Mat<f64>,
+        grid: RegularGrid,
+        interp: InterpolationOptions,
+        grid_kernel: GridKernel,
+        status: LanczosStatus,
+    ) -> Self {
+        Self {
+            r,
+            r_prime,
+            grid,
+            interp,
+            grid_kernel,
+            status,
+        }
+    }
+
+    /// The rank `k` reached (smaller than requested after a Lanczos breakdown).
+    pub fn rank(&self) -> usize {
+        self.r.ncols()
+    }
+
+    /// Why the Lanczos run stopped.
+    pub fn status(&self) -> LanczosStatus {
+        self.status
+    }
+
+    /// `R = K_G Wᵀ Q` (`m × k`).
+    pub fn r(&self) -> MatRef<'_, f64> {
+        self.r.as_ref()
+    }
+
+    /// `R' = R T⁻¹` (`m × k`).
+    pub fn r_prime(&self) -> MatRef<'_, f64> {
+        self.r_prime.as_ref()
+    }
+
+    fn weights(&self, x_test: MatRef<'_, f64>) -> Result<InterpolationWeights> {
+        crate::validate::check_test_points(x_test, self.grid.dims())?;
+        InterpolationWeights::new(&self.grid, x_test, self.interp)
+            .map_err(|e| ModelError::from_structured(e, "the test points"))
+    }
+
+    /// The low-rank posterior covariance of the latent function at the rows of `x_test`
+    /// (`b × b`, symmetrized): `W* K_G W*ᵀ − (W* R)(W* R')ᵀ`.
+    ///
+    /// Errors: [`ModelError::TestDim`], [`ModelError::NonFinite`],
+    /// [`ModelError::OutsideGrid`].
+    pub fn latent_covariance(&self, x_test: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        let ws = self.weights(x_test)?;
+        let mut cov = prior_covariance(&self.grid_kernel, &ws, &ws);
+        let a = ws.apply_block(self.r.as_ref())?;
+        let b = ws.apply_block(self.r_prime.as_ref())?;
+        let sub = &a * b.transpose();
+        for i in 0..cov.nrows() {
+            for j in 0..cov.ncols() {
+                cov[(i, j)] -= 0.5 * (sub[(i, j)] + sub[(j, i)]);
+            }
+        }
+        Ok(cov)
+    }
+
+    /// The low-rank posterior variances of the latent function at the rows of `x_test`,
+    /// clamped at 0: `O(16^d + 4^d k)` per point.
+    ///
+    /// Errors as [`latent_covariance`](Self::latent_covariance).
+    pub fn latent_variance(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>> {
+        let ws = self.weights(x_test)?;
+        let prior = prior_variance(&self.grid_kernel, &ws);
+        let a = ws.apply_block(self.r.as_ref())?;
+        let b = ws.apply_block(self.r_prime.as_ref())?;
+        Ok(Col::from_fn(prior.nrows(), |i| {
+            let sub: f64 = (0..a.ncols()).map(|c| a[(i, c)] * b[(i, c)]).sum();
+            (prior[i] - sub).max(0.0)
+        }))
+    }
+}
+
+/// LOVE options of rank `rank` (the other settings as [`LoveOptions::default`]), refusing
+/// rank 0.
+pub(crate) fn love_options(rank: usize) -> Result<LoveOptions> {
+    if rank == 0 {
+        return Err(ModelError::InvalidOption {
+            name: "VarianceMethod::Love::rank",
+            reason: "must be at least 1".into(),
+        });
+    }
+    Ok(LoveOptions {
+        rank,
+        ..LoveOptions::default()
+    })
+}
+
+/// Variances (and the covariance, if `covariance`) of the test points from a LOVE cache.
+pub(crate) fn love_variances(
+    cache: &LoveCache,
+    x_test: MatRef<'_, f64>,
+    covariance: bool,
+) -> Result<(Col<f64>, Option<Mat<f64>>, VarianceSource)> {
+    let source = VarianceSource::Love { rank: cache.rank() };
+    if covariance {
+        let cov = cache.latent_covariance(x_test)?;
+        let var = Col::from_fn(cov.nrows(), |i| cov[(i, i)].max(0.0));
+        Ok((var, Some(cov), source))
+    } else {
+        Ok((cache.latent_variance(x_test)?, None, source))
+    }
+}
