@@ -28,7 +28,7 @@
 //!   `S = WᵀW` product per iteration; [`EfcgSolver`] is its step interface), simplified EFCG for right-hand sides in `range(W)`
 //!   ([`efcg_simplified()`]), factorized Lanczos ([`fla()`], [`efla()`]): the iterates of
 //!   CG/Lanczos on the `n×n` system at a cost per iteration independent of `n`, behind the
-//!   [`FactorizedSystem`] trait.
+//!   [`WeightSpaceSystem`] trait.
 //! * [`precond`]: the [`Preconditioner`] trait (`P⁻¹`, `log det P`, samples of `N(0, P)`),
 //!   pivoted Cholesky from a [`ColumnAccess`] matrix and the preconditioner `L Lᵀ + σ²I`.
 //!
@@ -84,8 +84,8 @@ pub use error::{Result, SolverError};
 pub use estimate::Estimate;
 pub use factorized::{
     efcg, efcg_simplified, efla, fcg, fla, EfcgSolver, EfcgStep, FactorizedBreakdown,
-    FactorizedCgOptions, FactorizedCgResult, FactorizedLanczos, FactorizedStatus, FactorizedSystem,
-    FactorizedVector, OperatorSystem, StartVector,
+    FactorizedCgOptions, FactorizedCgResult, FactorizedLanczos, FactorizedStatus, FactorizedVector,
+    OperatorSystem, StartVector, WeightSpaceSystem,
 };
 pub use gp_linalg::LinearOperator;
 pub use krylov::{KrylovRecord, Status, StoppingRule};

@@ -12,13 +12,13 @@ mod factorized_support;
 use factorized_support::*;
 use faer::{Col, Mat};
 use gp_solvers::factorized::{
-    efcg, fcg, FactorizedCgOptions, FactorizedCgResult, FactorizedStatus, FactorizedSystem,
-    StartVector,
+    efcg, fcg, FactorizedCgOptions, FactorizedCgResult, FactorizedStatus, StartVector,
+    WeightSpaceSystem,
 };
 use gp_solvers::{CgOptions, CgSolver};
 
 type Solver = fn(
-    &dyn FactorizedSystem,
+    &dyn WeightSpaceSystem,
     &StartVector,
     &FactorizedCgOptions,
 ) -> gp_solvers::Result<FactorizedCgResult>;

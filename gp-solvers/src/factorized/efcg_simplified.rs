@@ -5,7 +5,7 @@ use faer::{Col, ColRef};
 use super::cg_result::{FactorizedCgResult, Recorder};
 use super::efcg::update_direction;
 use super::options::FactorizedCgOptions;
-use super::system::{check_system, FactorizedSystem, Products};
+use super::system::{check_system, Products, WeightSpaceSystem};
 use super::vector::{s_norm_estimate, squared_norm_bound, FactorizedVector};
 use crate::cg::kernels::{axpy, dot};
 use crate::error::{check_shape, Result};
@@ -43,8 +43,12 @@ use crate::error::{check_shape, Result};
 /// does not have length `m`, a non-finite error for NaN or infinite entries, and
 /// [`SolverError::InvalidOptions`](crate::SolverError::InvalidOptions) for bad options or a
 /// bad `σ²`.
+///
+/// A product of the system that fails or returns NaN or infinity ends the solve with that
+/// error (or a [`LinalgError::NonFinite`](gp_linalg::LinalgError::NonFinite)), never with a NaN
+/// result.
 pub fn efcg_simplified(
-    system: &dyn FactorizedSystem,
+    system: &dyn WeightSpaceSystem,
     r0_hat: ColRef<'_, f64>,
     options: &FactorizedCgOptions,
 ) -> Result<FactorizedCgResult> {
@@ -55,7 +59,7 @@ pub fn efcg_simplified(
     let ops = Products::new(system);
     let mut r: Vec<f64> = r0_hat.iter().copied().collect();
     let (mut v, mut u) = (vec![0.0; m], vec![0.0; m]);
-    ops.b(&r, &mut v, &mut u);
+    ops.b(&r, &mut v, &mut u)?;
     let rr0 = dot(&u, &r);
     // ‖S‖ estimate for the rounding bound of the squared norms (no extra product).
     let s_norm = s_norm_estimate(&r, &u);
@@ -77,7 +81,7 @@ pub fn efcg_simplified(
             axpy(alpha, &s, &mut sx);
             axpy(-alpha, &z, &mut r);
             rec.record_iterate(&x, 0.0);
-            ops.b(&r, &mut v, &mut u);
+            ops.b(&r, &mut v, &mut u)?;
             let rr_new = dot(&u, &r);
             let bound = || squared_norm_bound(&r, 0.0, &u, &[], 0.0, s_norm);
             let Some(beta) = rec.complete_step(alpha, rr_new, bound) else {

@@ -3,7 +3,7 @@
 use super::cg_result::{FactorizedCgResult, Recorder};
 use super::efcg::update_direction;
 use super::options::FactorizedCgOptions;
-use super::system::{check_system, FactorizedSystem, Products, StartVector};
+use super::system::{check_system, Products, StartVector, WeightSpaceSystem};
 use super::vector::{inner_with_s, squared_norm_bound, w_transpose_from, FactorizedVector};
 use crate::cg::kernels::axpy;
 use crate::error::Result;
@@ -27,8 +27,12 @@ use crate::error::Result;
 /// options or a bad `σ²`, and [`SolverError::ShapeMismatch`](crate::SolverError::ShapeMismatch)
 /// if `g` does not have length `m`. Numerical breakdowns end the solve with a
 /// [`FactorizedStatus::Breakdown`](super::FactorizedStatus::Breakdown).
+///
+/// A product of the system that fails or returns NaN or infinity ends the solve with that
+/// error (or a [`LinalgError::NonFinite`](gp_linalg::LinalgError::NonFinite)), never with a NaN
+/// result.
 pub fn fcg(
-    system: &dyn FactorizedSystem,
+    system: &dyn WeightSpaceSystem,
     start: &StartVector,
     options: &FactorizedCgOptions,
 ) -> Result<FactorizedCgResult> {
@@ -44,7 +48,7 @@ pub fn fcg(
     let mut s_tmp = vec![0.0; m];
     if rec.running() {
         let mut h = vec![0.0; m];
-        ops.kg(g, &mut h);
+        ops.kg(g, &mut h)?;
         let mut r = vec![0.0; m];
         let mut cr = 1.0;
         let mut p = vec![0.0; m];
@@ -52,9 +56,9 @@ pub fn fcg(
         let mut a = vec![0.0; m];
         while rec.running() {
             // (â, c_a) = 𝒜(p̂, c_p): one K_G and one S product.
-            let ca = ops.factorized(&p, cp, &h, &mut a, &mut s_tmp);
+            let ca = ops.factorized(&p, cp, &h, &mut a, &mut s_tmp)?;
             // pᵀK̃p = ⟨p, K̃p⟩ with its own S product.
-            ops.s(&a, &mut s_tmp);
+            ops.s(&a, &mut s_tmp)?;
             let curvature = inner_with_s(&p, cp, &a, &s_tmp, ca, g, rho);
             let Some(alpha) = rec.step_length(curvature) else {
                 break;
@@ -65,7 +69,7 @@ pub fn fcg(
             cr -= alpha * ca;
             rec.record_iterate(&x, cx);
             // ‖r‖² = ⟨r, r⟩.
-            ops.s(&r, &mut s_tmp);
+            ops.s(&r, &mut s_tmp)?;
             let rr_new = inner_with_s(&r, cr, &r, &s_tmp, cr, g, rho);
             // No ‖S‖ estimate: FCG keeps no product of a known vector with S at hand.
             let bound = || squared_norm_bound(&r, cr, &s_tmp, g, rho, 0.0);
@@ -76,7 +80,7 @@ pub fn fcg(
             cp = cr + beta * cp;
         }
     }
-    ops.s(&x, &mut s_tmp);
+    ops.s(&x, &mut s_tmp)?;
     let wt = w_transpose_from(&s_tmp, cx, g);
     Ok(rec.finish(FactorizedVector::from_slice(&x, cx), wt))
 }

@@ -7,8 +7,9 @@
 //! with `K̃` and inner products can be done with `K_G` and `S = WᵀW` alone, given
 //! `g = Wᵀz₀` and `ρ = ‖z₀‖²` ([`StartVector`]). The solvers produce the same iterates as
 //! CG/Lanczos on `K̃` (in exact arithmetic) at a cost per iteration that does not depend on
-//! `n`. They see the system through the [`FactorizedSystem`] trait (products with `K_G`
-//! and `S`, and `σ²`); [`OperatorSystem`] builds one from two
+//! `n`. They see the system in weight space through the [`WeightSpaceSystem`] trait
+//! (products with the prior covariance `K_G` and the Gram matrix `S`, and `σ²`; a failing or
+//! non-finite product ends the solve with an error); [`OperatorSystem`] builds one from two
 //! [`LinearOperator`](gp_linalg::LinearOperator)s.
 //!
 //! | solver | paper | products per iteration |
@@ -53,5 +54,5 @@ pub use fcg::fcg;
 pub use fla::fla;
 pub use lanczos_basis::FactorizedLanczos;
 pub use options::FactorizedCgOptions;
-pub use system::{FactorizedSystem, OperatorSystem, StartVector};
+pub use system::{OperatorSystem, StartVector, WeightSpaceSystem};
 pub use vector::FactorizedVector;

@@ -1,4 +1,4 @@
-//! Small SKI problems built from dense matrices, a dense `FactorizedSystem` that counts its
+//! Small SKI problems built from dense matrices, a dense `WeightSpaceSystem` that counts its
 //! products, and the plain (n-space) references for the factorized-solver tests.
 #![allow(dead_code)]
 
@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use faer::{Col, ColMut, ColRef, Mat};
 use gp_linalg::DenseOperator;
-use gp_solvers::factorized::{FactorizedSystem, StartVector};
+use gp_solvers::factorized::{StartVector, WeightSpaceSystem};
 use gp_solvers::{CgOptions, CgSolver};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -179,7 +179,7 @@ impl Problem {
     }
 }
 
-/// A dense `FactorizedSystem` that counts its `K_G` and `S` products.
+/// A dense `WeightSpaceSystem` that counts its `K_G` and `S` products.
 pub struct DenseSystem {
     pub kg: Mat<f64>,
     pub s: Mat<f64>,
@@ -208,17 +208,19 @@ impl DenseSystem {
     }
 }
 
-impl FactorizedSystem for DenseSystem {
-    fn grid_dim(&self) -> usize {
+impl WeightSpaceSystem for DenseSystem {
+    fn dim(&self) -> usize {
         self.kg.nrows()
     }
-    fn apply_kg(&self, v: ColRef<'_, f64>, mut out: ColMut<'_, f64>) {
+    fn apply_prior(&self, v: ColRef<'_, f64>, mut out: ColMut<'_, f64>) -> gp_solvers::Result<()> {
         self.kg_products.fetch_add(1, Ordering::Relaxed);
         out.copy_from(&self.kg * v);
+        Ok(())
     }
-    fn apply_s(&self, v: ColRef<'_, f64>, mut out: ColMut<'_, f64>) {
+    fn apply_gram(&self, v: ColRef<'_, f64>, mut out: ColMut<'_, f64>) -> gp_solvers::Result<()> {
         self.s_products.fetch_add(1, Ordering::Relaxed);
         out.copy_from(&self.s * v);
+        Ok(())
     }
     fn noise_variance(&self) -> f64 {
         self.sigma2
