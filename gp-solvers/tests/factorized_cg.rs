@@ -424,3 +424,53 @@ fn efcg_solver_steps_equal_the_wrapper_bit_for_bit() {
         assert_eq!(truncated.solution, iterates[2]);
     }
 }
+
+/// FCG's step interface: stepping to the end is `fcg` bit for bit, and a truncated solve is
+/// a prefix of the full one.
+#[test]
+fn fcg_solver_steps_equal_the_wrapper_bit_for_bit() {
+    use gp_solvers::factorized::FcgSolver;
+    use gp_solvers::Status;
+    for p in stable_problems() {
+        let system = p.system();
+        let start = p.start(&p.y);
+        let opts = FactorizedCgOptions {
+            tolerance: 1e-10,
+            record_iterates: true,
+            ..Default::default()
+        };
+        let full = fcg(&system, &start, &opts).unwrap();
+        let mut solver = FcgSolver::new(&system, &start, &opts).unwrap();
+        let mut steps = 0;
+        while let Some(step) = solver.step().unwrap() {
+            steps += 1;
+            assert_eq!(step.iteration, solver.iteration());
+            assert_eq!(step.status, solver.status());
+        }
+        assert!(solver.is_finished());
+        assert_eq!(steps, full.iterations);
+        let stepped = solver.finish().unwrap();
+        assert_eq!(stepped.solution, full.solution);
+        assert_eq!(stepped.solution_wt, full.solution_wt);
+        assert_eq!(stepped.status, full.status);
+        assert_eq!(stepped.record, full.record);
+        assert_eq!(stepped.iterates, full.iterates);
+
+        let mut solver = FcgSolver::new(&system, &start, &opts).unwrap();
+        for _ in 0..3 {
+            solver.step().unwrap();
+        }
+        assert_eq!(solver.status(), Status::Running);
+        let third = solver.solution();
+        let truncated = solver.finish().unwrap();
+        assert_eq!(truncated.status, Status::Running);
+        assert_eq!(truncated.record.alphas, full.record.alphas[..3]);
+        assert_eq!(
+            truncated.record.residual_norms,
+            full.record.residual_norms[..4]
+        );
+        let iterates = full.iterates.as_ref().unwrap();
+        assert_eq!(third, iterates[2]);
+        assert_eq!(truncated.solution, iterates[2]);
+    }
+}

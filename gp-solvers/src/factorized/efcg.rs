@@ -79,15 +79,21 @@ pub fn efcg(
     Ok(solver.finish())
 }
 
-/// What one [`EfcgSolver::step`] did.
+/// What one step of a factorized CG step interface ([`EfcgSolver::step`],
+/// [`FcgSolver::step`](super::FcgSolver::step),
+/// [`EfcgSimplifiedSolver::step`](super::EfcgSimplifiedSolver::step)) did.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
-pub struct EfcgStep {
+pub struct FactorizedCgStep {
     /// The number of the step just taken (1-based).
     pub iteration: usize,
     /// The solver's status after the step ([`Status::Running`] if it goes on).
     pub status: Status,
 }
+
+/// The step report of [`EfcgSolver`] (the name it had before FCG and simplified EFCG got
+/// step interfaces).
+pub type EfcgStep = FactorizedCgStep;
 
 /// EFCG as a step interface, like [`CgSolver`](crate::CgSolver): set up with
 /// [`new`](Self::new), advance with [`step`](Self::step) (stop whenever you like, e.g. to
@@ -225,7 +231,7 @@ impl<'a> EfcgSolver<'a> {
     ///
     /// Errors when a product of the system fails or returns NaN or infinity; the solver's
     /// state is then part-way through the step and it should be dropped.
-    pub fn step(&mut self) -> Result<Option<EfcgStep>> {
+    pub fn step(&mut self) -> Result<Option<FactorizedCgStep>> {
         if !self.rec.running() {
             return Ok(None);
         }
@@ -267,8 +273,8 @@ impl<'a> EfcgSolver<'a> {
         Ok(Some(self.step_report()))
     }
 
-    fn step_report(&self) -> EfcgStep {
-        EfcgStep {
+    fn step_report(&self) -> FactorizedCgStep {
+        FactorizedCgStep {
             iteration: self.rec.iterations(),
             status: self.rec.status(),
         }

@@ -47,10 +47,10 @@ mod system;
 mod vector;
 
 pub use cg_result::{FactorizedBreakdown, FactorizedCgResult, FactorizedStatus};
-pub use efcg::{efcg, EfcgSolver, EfcgStep};
-pub use efcg_simplified::efcg_simplified;
+pub use efcg::{efcg, EfcgSolver, EfcgStep, FactorizedCgStep};
+pub use efcg_simplified::{efcg_simplified, EfcgSimplifiedSolver};
 pub use efla::efla;
-pub use fcg::fcg;
+pub use fcg::{fcg, FcgSolver};
 pub use fla::fla;
 pub use lanczos_basis::FactorizedLanczos;
 pub use options::FactorizedCgOptions;
