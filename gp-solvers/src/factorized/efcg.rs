@@ -151,15 +151,7 @@ pub struct EfcgSolver<'a> {
     a: Vec<f64>,
 }
 
-impl std::fmt::Debug for EfcgSolver<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EfcgSolver")
-            .field("m", &self.x.len())
-            .field("iteration", &self.rec.iterations())
-            .field("status", &self.rec.status())
-            .finish()
-    }
-}
+step_interface_accessors!(EfcgSolver);
 
 impl<'a> EfcgSolver<'a> {
     /// Sets up EFCG for the start vector `start` (the split of `z₀` and `h = K_G g₀`: two
@@ -271,33 +263,6 @@ impl<'a> EfcgSolver<'a> {
         self.cp = self.cr + beta * self.cp;
         self.gamma = eta + beta * self.gamma;
         Ok(Some(self.step_report()))
-    }
-
-    fn step_report(&self) -> FactorizedCgStep {
-        FactorizedCgStep {
-            iteration: self.rec.iterations(),
-            status: self.rec.status(),
-        }
-    }
-
-    /// Number of completed steps (step lengths taken).
-    pub fn iteration(&self) -> usize {
-        self.rec.iterations()
-    }
-
-    /// The status so far ([`Status::Running`] while the solve goes on).
-    pub fn status(&self) -> Status {
-        self.rec.status()
-    }
-
-    /// Whether the solve has stopped.
-    pub fn is_finished(&self) -> bool {
-        !self.rec.running()
-    }
-
-    /// Relative residual norms so far (`‖r_j‖ / ref`, `j = 0..=iteration`).
-    pub fn residual_norms(&self) -> &[f64] {
-        self.rec.residual_norms()
     }
 
     /// The current iterate `x_j − x₀ = W x̂ + c z₀` (one pass over `m` numbers).

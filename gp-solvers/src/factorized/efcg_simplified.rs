@@ -9,7 +9,6 @@ use super::system::{check_system, Products, WeightSpaceSystem};
 use super::vector::{s_norm_estimate, squared_norm_bound, FactorizedVector};
 use crate::cg::kernels::{axpy, dot};
 use crate::error::{check_shape, Result};
-use crate::krylov::Status;
 
 /// CG on `K̃ = W K_G Wᵀ + σ² I_n` for a right-hand side (initial residual) `r₀ = W r̂₀` in
 /// the range of `W`: every Krylov vector is then `W v̂` with no `z₀` part, so neither `W`
@@ -97,15 +96,7 @@ pub struct EfcgSimplifiedSolver<'a> {
     s_norm: f64,
 }
 
-impl std::fmt::Debug for EfcgSimplifiedSolver<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EfcgSimplifiedSolver")
-            .field("m", &self.x.len())
-            .field("iteration", &self.rec.iterations())
-            .field("status", &self.rec.status())
-            .finish()
-    }
-}
+step_interface_accessors!(EfcgSimplifiedSolver);
 
 impl<'a> EfcgSimplifiedSolver<'a> {
     /// Sets up simplified EFCG for the initial residual `W r̂₀` (one double product
@@ -176,40 +167,13 @@ impl<'a> EfcgSimplifiedSolver<'a> {
         Ok(Some(self.step_report()))
     }
 
-    fn step_report(&self) -> FactorizedCgStep {
-        FactorizedCgStep {
-            iteration: self.rec.iterations(),
-            status: self.rec.status(),
-        }
-    }
-
-    /// Number of completed steps (step lengths taken).
-    pub fn iteration(&self) -> usize {
-        self.rec.iterations()
-    }
-
-    /// The status so far ([`Status::Running`] while the solve goes on).
-    pub fn status(&self) -> Status {
-        self.rec.status()
-    }
-
-    /// Whether the solve has stopped.
-    pub fn is_finished(&self) -> bool {
-        !self.rec.running()
-    }
-
-    /// Relative residual norms so far (`‖r_j‖ / ref`, `j = 0..=iteration`).
-    pub fn residual_norms(&self) -> &[f64] {
-        self.rec.residual_norms()
-    }
-
     /// The current iterate `x_j − x₀ = W x̂` (coefficient 0).
     pub fn solution(&self) -> FactorizedVector {
         FactorizedVector::from_slice(&self.x, 0.0)
     }
 
     /// The outcome so far: the result [`efcg_simplified`] returns when the solve ran to the
-    /// end (a solve stopped early keeps [`Status::Running`]).
+    /// end (a solve stopped early keeps [`Status::Running`](crate::krylov::Status::Running)).
     pub fn finish(self) -> FactorizedCgResult {
         let wt = Col::from_fn(self.sx.len(), |i| self.sx[i]);
         self.rec

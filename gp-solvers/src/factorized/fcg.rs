@@ -7,7 +7,6 @@ use super::system::{check_system, Products, StartVector, WeightSpaceSystem};
 use super::vector::{inner_with_s, squared_norm_bound, w_transpose_from, FactorizedVector};
 use crate::cg::kernels::axpy;
 use crate::error::Result;
-use crate::krylov::Status;
 
 /// Factorized conjugate gradients: plain CG on `K̃ = W K_G Wᵀ + σ² I_n` for the right-hand
 /// side `z₀` (from `x = 0`), with every iterate kept as `W v̂ + c z₀`.
@@ -81,15 +80,7 @@ pub struct FcgSolver<'a> {
     s_tmp: Vec<f64>,
 }
 
-impl std::fmt::Debug for FcgSolver<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FcgSolver")
-            .field("m", &self.x.len())
-            .field("iteration", &self.rec.iterations())
-            .field("status", &self.rec.status())
-            .finish()
-    }
-}
+step_interface_accessors!(FcgSolver);
 
 impl<'a> FcgSolver<'a> {
     /// Sets up FCG for the start vector `start` (`h = K_G g`: one `K_G` product, none if
@@ -167,41 +158,13 @@ impl<'a> FcgSolver<'a> {
         Ok(Some(self.step_report()))
     }
 
-    fn step_report(&self) -> FactorizedCgStep {
-        FactorizedCgStep {
-            iteration: self.rec.iterations(),
-            status: self.rec.status(),
-        }
-    }
-
-    /// Number of completed steps (step lengths taken).
-    pub fn iteration(&self) -> usize {
-        self.rec.iterations()
-    }
-
-    /// The status so far ([`Status::Running`] while the solve goes
-    /// on).
-    pub fn status(&self) -> Status {
-        self.rec.status()
-    }
-
-    /// Whether the solve has stopped.
-    pub fn is_finished(&self) -> bool {
-        !self.rec.running()
-    }
-
-    /// Relative residual norms so far (`‖r_j‖ / ref`, `j = 0..=iteration`).
-    pub fn residual_norms(&self) -> &[f64] {
-        self.rec.residual_norms()
-    }
-
     /// The current iterate `x_j − x₀ = W x̂ + c z₀`.
     pub fn solution(&self) -> FactorizedVector {
         FactorizedVector::from_slice(&self.x, self.cx)
     }
 
     /// The outcome so far: the result [`fcg`] returns when the solve ran to the end (a solve
-    /// stopped early keeps [`Status::Running`]). Costs one `S`
+    /// stopped early keeps [`Status::Running`](crate::krylov::Status::Running)). Costs one `S`
     /// product (`Wᵀx = S x̂ + c g`).
     ///
     /// Errors when that product fails or returns NaN or infinity.

@@ -34,6 +34,53 @@
 //!
 //! Implementation notes live in `specs/gsgp.md` §3 of the workspace.
 
+/// The accessors the factorized CG step interfaces share (all read the solver's `rec`, a
+/// `cg_result::Recorder`, and `x`), and its `Debug` impl: written once so that the three
+/// solvers report their state the same way.
+macro_rules! step_interface_accessors {
+    ($solver:ident) => {
+        impl std::fmt::Debug for $solver<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($solver))
+                    .field("m", &self.x.len())
+                    .field("iteration", &self.rec.iterations())
+                    .field("status", &self.rec.status())
+                    .finish()
+            }
+        }
+
+        impl $solver<'_> {
+            fn step_report(&self) -> $crate::factorized::FactorizedCgStep {
+                $crate::factorized::FactorizedCgStep {
+                    iteration: self.rec.iterations(),
+                    status: self.rec.status(),
+                }
+            }
+
+            /// Number of completed steps (step lengths taken).
+            pub fn iteration(&self) -> usize {
+                self.rec.iterations()
+            }
+
+            /// The status so far ([`Status::Running`](crate::krylov::Status::Running) while
+            /// the solve goes on).
+            pub fn status(&self) -> $crate::krylov::Status {
+                self.rec.status()
+            }
+
+            /// Whether the solve has stopped.
+            pub fn is_finished(&self) -> bool {
+                !self.rec.running()
+            }
+
+            /// Relative residual norms so far (`‖r_j‖ / ref`, `j = 0..=iteration`).
+            pub fn residual_norms(&self) -> &[f64] {
+                self.rec.residual_norms()
+            }
+        }
+    };
+}
+
 mod cg_result;
 mod efcg;
 mod efcg_simplified;
