@@ -290,3 +290,40 @@ pub fn plain_cg_on(
     };
     gp_solvers::cg(op, rhs.as_ref(), None, &opts).expect("cg")
 }
+
+/// Checks that a step interface run to the end (`stepped`, after `steps` calls of `step`)
+/// gave the wrapper's result `full` bit for bit.
+pub fn assert_same_result(
+    stepped: &gp_solvers::FactorizedCgResult,
+    steps: usize,
+    full: &gp_solvers::FactorizedCgResult,
+) {
+    assert_eq!(steps, full.iterations);
+    assert_eq!(stepped.solution, full.solution);
+    assert_eq!(stepped.solution_wt, full.solution_wt);
+    assert_eq!(stepped.status, full.status);
+    assert_eq!(stepped.record, full.record);
+    assert_eq!(stepped.iterates, full.iterates);
+}
+
+/// Checks that a solve stopped after three steps (its third iterate `third`, its result
+/// `truncated`) is the first three steps of the full solve `full` (run with recorded
+/// iterates).
+pub fn assert_prefix_of_three(
+    third: &gp_solvers::factorized::FactorizedVector,
+    truncated: &gp_solvers::FactorizedCgResult,
+    full: &gp_solvers::FactorizedCgResult,
+) {
+    assert_eq!(truncated.status, gp_solvers::Status::Running);
+    assert_eq!(truncated.record.alphas, full.record.alphas[..3]);
+    assert_eq!(
+        truncated.record.residual_norms,
+        full.record.residual_norms[..4]
+    );
+    let iterates = full
+        .iterates
+        .as_ref()
+        .expect("the full solve records its iterates");
+    assert_eq!(third, &iterates[2]);
+    assert_eq!(&truncated.solution, &iterates[2]);
+}
