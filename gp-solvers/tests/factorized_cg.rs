@@ -372,79 +372,56 @@ fn starting_from_a_nonzero_guess() {
     }
 }
 
-/// The step interface runs the same operations as the wrapper: stepping to the end and
-/// finishing gives `efcg`'s result bit for bit (iterates recorded too), and a solve stopped
-/// after `k` steps is the first `k` steps of the full one.
-#[test]
-fn efcg_solver_steps_equal_the_wrapper_bit_for_bit() {
-    use gp_solvers::factorized::EfcgSolver;
-    use gp_solvers::Status;
-    for p in stable_problems() {
-        let system = p.system();
-        let start = p.start(&p.y);
-        let opts = FactorizedCgOptions {
-            tolerance: 1e-10,
-            record_iterates: true,
-            ..Default::default()
-        };
-        let full = efcg(&system, &start, &opts).unwrap();
-        let mut solver = EfcgSolver::new(&system, &start, &opts).unwrap();
-        let mut steps = 0;
-        while let Some(step) = solver.step().unwrap() {
-            steps += 1;
-            assert_eq!(step.iteration, solver.iteration());
-            assert_eq!(step.status, solver.status());
-        }
-        assert!(solver.is_finished());
-        let stepped = solver.finish();
-        assert_same_result(&stepped, steps, &full);
+/// A test that a step interface runs the same operations as its wrapper: stepping to the end
+/// and finishing gives the wrapper's result bit for bit (iterates recorded too), and a solve
+/// stopped after three steps is the first three steps of the full one. `$finish` turns the
+/// solver's `finish()` into a result (FCG's makes an `S` product and can fail).
+macro_rules! steps_equal_the_wrapper {
+    ($test:ident, $solver:ident, $wrapper:ident, $finish:expr) => {
+        #[test]
+        fn $test() {
+            use gp_solvers::factorized::$solver;
+            use gp_solvers::Status;
+            for p in stable_problems() {
+                let system = p.system();
+                let start = p.start(&p.y);
+                let opts = FactorizedCgOptions {
+                    tolerance: 1e-10,
+                    record_iterates: true,
+                    ..Default::default()
+                };
+                let full = $wrapper(&system, &start, &opts).unwrap();
+                let mut solver = $solver::new(&system, &start, &opts).unwrap();
+                let mut steps = 0;
+                while let Some(step) = solver.step().unwrap() {
+                    steps += 1;
+                    assert_eq!(step.iteration, solver.iteration());
+                    assert_eq!(step.status, solver.status());
+                }
+                assert!(solver.is_finished());
+                assert_same_result(&$finish(solver), steps, &full);
 
-        // Truncated after 3 steps: still running, a prefix of the full record, and its
-        // solution is the third recorded iterate.
-        let mut solver = EfcgSolver::new(&system, &start, &opts).unwrap();
-        for _ in 0..3 {
-            solver.step().unwrap();
+                let mut solver = $solver::new(&system, &start, &opts).unwrap();
+                for _ in 0..3 {
+                    solver.step().unwrap();
+                }
+                assert_eq!(solver.status(), Status::Running);
+                let third = solver.solution();
+                assert_prefix_of_three(&third, &$finish(solver), &full);
+            }
         }
-        assert_eq!(solver.status(), Status::Running);
-        let third = solver.solution();
-        let truncated = solver.finish();
-        assert_prefix_of_three(&third, &truncated, &full);
-    }
+    };
 }
 
-/// FCG's step interface: stepping to the end is `fcg` bit for bit, and a truncated solve is
-/// a prefix of the full one.
-#[test]
-fn fcg_solver_steps_equal_the_wrapper_bit_for_bit() {
-    use gp_solvers::factorized::FcgSolver;
-    use gp_solvers::Status;
-    for p in stable_problems() {
-        let system = p.system();
-        let start = p.start(&p.y);
-        let opts = FactorizedCgOptions {
-            tolerance: 1e-10,
-            record_iterates: true,
-            ..Default::default()
-        };
-        let full = fcg(&system, &start, &opts).unwrap();
-        let mut solver = FcgSolver::new(&system, &start, &opts).unwrap();
-        let mut steps = 0;
-        while let Some(step) = solver.step().unwrap() {
-            steps += 1;
-            assert_eq!(step.iteration, solver.iteration());
-            assert_eq!(step.status, solver.status());
-        }
-        assert!(solver.is_finished());
-        let stepped = solver.finish().unwrap();
-        assert_same_result(&stepped, steps, &full);
-
-        let mut solver = FcgSolver::new(&system, &start, &opts).unwrap();
-        for _ in 0..3 {
-            solver.step().unwrap();
-        }
-        assert_eq!(solver.status(), Status::Running);
-        let third = solver.solution();
-        let truncated = solver.finish().unwrap();
-        assert_prefix_of_three(&third, &truncated, &full);
-    }
-}
+steps_equal_the_wrapper!(
+    efcg_solver_steps_equal_the_wrapper_bit_for_bit,
+    EfcgSolver,
+    efcg,
+    |s: gp_solvers::factorized::EfcgSolver| s.finish()
+);
+steps_equal_the_wrapper!(
+    fcg_solver_steps_equal_the_wrapper_bit_for_bit,
+    FcgSolver,
+    fcg,
+    |s: gp_solvers::factorized::FcgSolver| s.finish().unwrap()
+);
