@@ -18,7 +18,7 @@ use std::time::Instant;
 use faer::{Col, Mat};
 use gp_kernels::SquaredExponential;
 use gp_models::{Gsgp, GsgpOptions};
-use gp_solvers::factorized::FactorizedSystem;
+use gp_solvers::factorized::WeightSpaceSystem;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -31,18 +31,17 @@ fn arg<T: std::str::FromStr>(name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
-/// Median wall time of `reps` calls after one warm-up.
-fn median<F: FnMut()>(reps: usize, mut f: F) -> f64 {
-    f();
-    let mut t: Vec<f64> = (0..reps.max(1))
-        .map(|_| {
-            let s = Instant::now();
-            f();
-            s.elapsed().as_secs_f64()
-        })
-        .collect();
+/// Median wall time of `reps` calls after one warm-up; the first failing call's error.
+fn median<F: FnMut() -> gp_solvers::Result<()>>(reps: usize, mut f: F) -> gp_solvers::Result<f64> {
+    f()?;
+    let mut t = Vec::with_capacity(reps.max(1));
+    for _ in 0..reps.max(1) {
+        let s = Instant::now();
+        f()?;
+        t.push(s.elapsed().as_secs_f64());
+    }
     t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
+    Ok(t[t.len() / 2])
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -87,9 +86,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let system = gsgp.system()?;
     let v = Col::from_fn(m, |j| ((j as f64) * 0.37).sin());
     let (mut a, mut b) = (Col::<f64>::zeros(m), Col::<f64>::zeros(m));
-    let t_s = median(reps, || system.apply_s(v.as_ref(), a.as_mut()));
-    let t_kg = median(reps, || system.apply_kg(v.as_ref(), a.as_mut()));
-    let t_b = median(reps, || system.apply_b(v.as_ref(), a.as_mut(), b.as_mut()));
+    let t_s = median(reps, || system.apply_gram(v.as_ref(), a.as_mut()))?;
+    let t_kg = median(reps, || system.apply_prior(v.as_ref(), a.as_mut()))?;
+    let t_b = median(reps, || system.apply_b(v.as_ref(), a.as_mut(), b.as_mut()))?;
     std::hint::black_box((&a, &b));
 
     let t1 = Instant::now();

@@ -9,7 +9,7 @@ use faer::{Col, ColMut, ColRef, Mat};
 use gp_kernels::{Matern, MaternNu, SquaredExponential};
 use gp_models::{Gsgp, GsgpOptions, GsgpSolver, ModelError};
 use gp_solvers::factorized::{
-    efcg, efcg_simplified, FactorizedCgOptions, FactorizedSystem, StartVector,
+    efcg, efcg_simplified, FactorizedCgOptions, StartVector, WeightSpaceSystem,
 };
 use gp_structured::{InterpolationScheme, SufficientStats};
 use gsgp_support::{data, problem, rel_diff_col, rel_diff_mat, tests_for, tight};
@@ -303,24 +303,24 @@ fn bad_inputs_are_typed_errors() {
     ));
 }
 
-/// A [`FactorizedSystem`] that counts the products it forwards.
+/// A [`WeightSpaceSystem`] that counts the products it forwards.
 struct Counting<S> {
     inner: S,
     kg: AtomicUsize,
     s: AtomicUsize,
 }
 
-impl<S: FactorizedSystem> FactorizedSystem for Counting<S> {
-    fn grid_dim(&self) -> usize {
-        self.inner.grid_dim()
+impl<S: WeightSpaceSystem> WeightSpaceSystem for Counting<S> {
+    fn dim(&self) -> usize {
+        self.inner.dim()
     }
-    fn apply_kg(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) {
+    fn apply_prior(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) -> gp_solvers::Result<()> {
         self.kg.fetch_add(1, Ordering::Relaxed);
-        self.inner.apply_kg(v, out)
+        self.inner.apply_prior(v, out)
     }
-    fn apply_s(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) {
+    fn apply_gram(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) -> gp_solvers::Result<()> {
         self.s.fetch_add(1, Ordering::Relaxed);
-        self.inner.apply_s(v, out)
+        self.inner.apply_gram(v, out)
     }
     fn noise_variance(&self) -> f64 {
         self.inner.noise_variance()
@@ -347,7 +347,7 @@ fn per_iteration_work_does_not_depend_on_n() {
             kg: AtomicUsize::new(0),
             s: AtomicUsize::new(0),
         };
-        assert_eq!(system.grid_dim(), 480);
+        assert_eq!(system.dim(), 480);
         let start = StartVector::new(gsgp.stats().wty().to_owned(), gsgp.stats().yty()).unwrap();
         let fopts = FactorizedCgOptions {
             tolerance: 1e-8,

@@ -25,10 +25,11 @@
 //!   `tr(A⁻¹ ∂A)` — what an iterative exact GP needs per likelihood evaluation.
 //! * [`factorized`]: the GSGP solvers for interpolated (SKI) systems `W K_G Wᵀ + σ²I`:
 //!   factorized CG ([`fcg()`]), efficiently factorized CG ([`efcg()`], one `K_G` and one
-//!   `S = WᵀW` product per iteration; [`EfcgSolver`] is its step interface), simplified EFCG for right-hand sides in `range(W)`
+//!   `S = WᵀW` product per iteration; [`EfcgSolver`] is its step interface, [`FcgSolver`] and [`EfcgSimplifiedSolver`] those of
+//!   FCG and simplified EFCG), simplified EFCG for right-hand sides in `range(W)`
 //!   ([`efcg_simplified()`]), factorized Lanczos ([`fla()`], [`efla()`]): the iterates of
 //!   CG/Lanczos on the `n×n` system at a cost per iteration independent of `n`, behind the
-//!   [`FactorizedSystem`] trait.
+//!   [`WeightSpaceSystem`] trait.
 //! * [`precond`]: the [`Preconditioner`] trait (`P⁻¹`, `log det P`, samples of `N(0, P)`),
 //!   pivoted Cholesky from a [`ColumnAccess`] matrix and the preconditioner `L Lᵀ + σ²I`.
 //!
@@ -83,9 +84,10 @@ pub use cg::{
 pub use error::{Result, SolverError};
 pub use estimate::Estimate;
 pub use factorized::{
-    efcg, efcg_simplified, efla, fcg, fla, EfcgSolver, EfcgStep, FactorizedBreakdown,
-    FactorizedCgOptions, FactorizedCgResult, FactorizedLanczos, FactorizedStatus, FactorizedSystem,
-    FactorizedVector, OperatorSystem, StartVector,
+    efcg, efcg_simplified, efla, fcg, fla, EfcgSimplifiedSolver, EfcgSolver, EfcgStep,
+    FactorizedBreakdown, FactorizedCgOptions, FactorizedCgResult, FactorizedCgStep,
+    FactorizedLanczos, FactorizedStatus, FactorizedVector, FcgSolver, OperatorSystem, StartVector,
+    WeightSpaceSystem,
 };
 pub use gp_linalg::LinearOperator;
 pub use krylov::{KrylovRecord, Status, StoppingRule};

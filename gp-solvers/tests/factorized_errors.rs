@@ -5,12 +5,13 @@ mod factorized_support;
 
 use factorized_support::*;
 use faer::{Col, ColMut, ColRef, Mat};
-use gp_linalg::{DenseOperator, LinalgError};
+use gp_linalg::{DenseOperator, LinalgError, LinearOperator};
 use gp_solvers::factorized::{
-    efcg, efcg_simplified, efla, fcg, fla, FactorizedBreakdown, FactorizedCgOptions,
-    FactorizedStatus, FactorizedSystem, FactorizedVector, OperatorSystem, StartVector,
+    efcg, efcg_simplified, efla, fcg, fla, EfcgSolver, FactorizedBreakdown, FactorizedCgOptions,
+    FactorizedCgResult, FactorizedLanczos, FactorizedStatus, FactorizedVector, OperatorSystem,
+    StartVector, WeightSpaceSystem,
 };
-use gp_solvers::{LanczosOptions, LanczosStatus, SolverError};
+use gp_solvers::{LanczosOptions, SolverError};
 
 fn invalid(err: SolverError, expected: &str) {
     match err {
@@ -94,15 +95,15 @@ fn shapes_are_checked() {
 /// A system with a given (possibly invalid) noise variance.
 struct BadNoise(DenseSystem, f64);
 
-impl FactorizedSystem for BadNoise {
-    fn grid_dim(&self) -> usize {
-        self.0.grid_dim()
+impl WeightSpaceSystem for BadNoise {
+    fn dim(&self) -> usize {
+        self.0.dim()
     }
-    fn apply_kg(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) {
-        self.0.apply_kg(v, out)
+    fn apply_prior(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) -> gp_solvers::Result<()> {
+        self.0.apply_prior(v, out)
     }
-    fn apply_s(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) {
-        self.0.apply_s(v, out)
+    fn apply_gram(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) -> gp_solvers::Result<()> {
+        self.0.apply_gram(v, out)
     }
     fn noise_variance(&self) -> f64 {
         self.1
@@ -256,50 +257,179 @@ fn breakdowns_end_with_a_status() {
     ));
 }
 
-/// A system whose K_G product turns NaN after a number of calls.
-struct Poisoned(DenseSystem, usize);
+/// How a [`Faulty`] system's prior product goes wrong once it has been called `after` times.
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    /// It writes NaN and reports success.
+    Nan,
+    /// It returns an error.
+    Error,
+}
 
-impl FactorizedSystem for Poisoned {
-    fn grid_dim(&self) -> usize {
-        self.0.grid_dim()
+/// A system whose K_G product goes wrong after a number of calls.
+struct Faulty(DenseSystem, usize, Fault);
+
+impl WeightSpaceSystem for Faulty {
+    fn dim(&self) -> usize {
+        self.0.dim()
     }
-    fn apply_kg(&self, v: ColRef<'_, f64>, mut out: ColMut<'_, f64>) {
+    fn apply_prior(&self, v: ColRef<'_, f64>, mut out: ColMut<'_, f64>) -> gp_solvers::Result<()> {
         let calls = self.0.counts().0;
-        self.0.apply_kg(v, out.as_mut());
+        self.0.apply_prior(v, out.as_mut())?;
         if calls >= self.1 {
-            out.fill(f64::NAN);
+            match self.2 {
+                Fault::Nan => out.fill(f64::NAN),
+                Fault::Error => {
+                    return Err(SolverError::InvalidCoefficients {
+                        reason: "injected product failure".into(),
+                    })
+                }
+            }
         }
+        Ok(())
     }
-    fn apply_s(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) {
-        self.0.apply_s(v, out)
+    fn apply_gram(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) -> gp_solvers::Result<()> {
+        self.0.apply_gram(v, out)
     }
     fn noise_variance(&self) -> f64 {
         self.0.noise_variance()
     }
 }
 
-#[test]
-fn non_finite_products_end_with_a_status() {
-    let p = Problem::cubic_1d(80, 16, 1.0, 0.1, 5);
-    for solver in [fcg, efcg] {
-        let sys = Poisoned(p.system(), 4);
-        let res = solver(&sys, &p.start(&p.y), &Default::default()).unwrap();
-        assert_eq!(
-            res.status,
-            FactorizedStatus::Breakdown(FactorizedBreakdown::NonFinite)
-        );
-        assert!(
-            res.iterations >= 2 && res.iterations <= 4,
-            "{}",
-            res.iterations
-        );
-        assert!(res.record.alphas.iter().all(|a| a.is_finite()));
+/// Checks that `err` is the injected fault: the product's own error, or a non-finite error
+/// for NaN output.
+fn assert_fault(err: SolverError, fault: Fault, what: &str) {
+    match fault {
+        Fault::Nan => assert!(
+            matches!(err, SolverError::Linalg(LinalgError::NonFinite { .. })),
+            "{what}: {err:?}"
+        ),
+        Fault::Error => assert!(
+            matches!(err, SolverError::InvalidCoefficients { .. }),
+            "{what}: {err:?}"
+        ),
     }
-    for solver in [fla, efla] {
-        let sys = Poisoned(p.system(), 6);
-        let res = solver(&sys, &p.start(&p.y), &Default::default()).unwrap();
-        assert_eq!(res.status, LanczosStatus::NonFinite);
-        assert!(res.steps() >= 4 && res.steps() <= 6, "{}", res.steps());
-        assert!(res.tridiagonal.diagonal().iter().all(|a| a.is_finite()));
+}
+
+#[test]
+fn failing_products_are_errors_from_every_solver() {
+    let p = Problem::cubic_1d(80, 16, 1.0, 0.1, 5);
+    let start = p.start(&p.y);
+    // After 0 calls: the set-up fails; after 3: a product inside the iteration fails.
+    for after in [0, 3] {
+        for fault in [Fault::Nan, Fault::Error] {
+            for (name, solver) in [("fcg", fcg as CgSolverFn), ("efcg", efcg)] {
+                let sys = Faulty(p.system(), after, fault);
+                let err = solver(&sys, &start, &Default::default()).unwrap_err();
+                assert_fault(err, fault, &format!("{name} after {after}"));
+            }
+            let sys = Faulty(p.system(), after, fault);
+            let err = efcg_simplified(&sys, start.g(), &Default::default()).unwrap_err();
+            assert_fault(err, fault, &format!("efcg_simplified after {after}"));
+            for (name, solver) in [("fla", fla as LanczosFn), ("efla", efla)] {
+                let sys = Faulty(p.system(), after, fault);
+                let err = solver(&sys, &start, &Default::default()).unwrap_err();
+                assert_fault(err, fault, &format!("{name} after {after}"));
+            }
+            // The step interface reports the same error.
+            let sys = Faulty(p.system(), after, fault);
+            let err = match EfcgSolver::new(&sys, &start, &Default::default()) {
+                Err(e) => e,
+                Ok(mut solver) => loop {
+                    match solver.step() {
+                        Err(e) => break e,
+                        Ok(Some(_)) => {}
+                        Ok(None) => panic!("EfcgSolver finished despite a failing product"),
+                    }
+                },
+            };
+            assert_fault(err, fault, &format!("EfcgSolver after {after}"));
+        }
+    }
+}
+
+type CgSolverFn = fn(
+    &dyn WeightSpaceSystem,
+    &StartVector,
+    &FactorizedCgOptions,
+) -> gp_solvers::Result<FactorizedCgResult>;
+type LanczosFn = fn(
+    &dyn WeightSpaceSystem,
+    &StartVector,
+    &LanczosOptions,
+) -> gp_solvers::Result<FactorizedLanczos>;
+
+/// An operator that writes NaN.
+#[derive(Debug)]
+struct NanOperator(usize);
+
+impl LinearOperator for NanOperator {
+    fn nrows(&self) -> usize {
+        self.0
+    }
+    fn ncols(&self) -> usize {
+        self.0
+    }
+    fn matvec(&self, _x: ColRef<'_, f64>, mut y: ColMut<'_, f64>) {
+        y.fill(f64::NAN);
+    }
+}
+
+#[test]
+fn operator_system_checks_lengths_and_outputs() {
+    let kg = DenseOperator::new(Mat::<f64>::identity(3, 3));
+    let s = DenseOperator::new(Mat::<f64>::identity(3, 3));
+    let sys = OperatorSystem::new(&kg, &s, 0.5).unwrap();
+    let mut out = Col::<f64>::zeros(3);
+    for bad in [2, 4] {
+        let v = Col::<f64>::zeros(bad);
+        assert!(matches!(
+            sys.apply_prior(v.as_ref(), out.as_mut()),
+            Err(SolverError::ShapeMismatch { .. })
+        ));
+        assert!(matches!(
+            sys.apply_gram(v.as_ref(), out.as_mut()),
+            Err(SolverError::ShapeMismatch { .. })
+        ));
+        let mut bad_out = Col::<f64>::zeros(bad);
+        assert!(matches!(
+            sys.apply_b(
+                Col::<f64>::zeros(3).as_ref(),
+                bad_out.as_mut(),
+                out.as_mut()
+            ),
+            Err(SolverError::ShapeMismatch { .. })
+        ));
+    }
+    let nan = NanOperator(3);
+    let start = StartVector::new(Col::from_fn(3, |i| i as f64 + 1.0), 20.0).unwrap();
+    for (kg, s) in [
+        (&nan as &dyn LinearOperator, &s as &dyn LinearOperator),
+        (&kg, &nan),
+    ] {
+        let sys = OperatorSystem::new(kg, s, 0.5).unwrap();
+        let v = Col::<f64>::from_fn(3, |i| i as f64);
+        assert!(sys
+            .apply_b(v.as_ref(), out.as_mut(), Col::<f64>::zeros(3).as_mut())
+            .is_err());
+        for solver in [fcg as CgSolverFn, efcg] {
+            let err = solver(&sys, &start, &Default::default()).unwrap_err();
+            assert!(
+                matches!(err, SolverError::Linalg(LinalgError::NonFinite { .. })),
+                "{err:?}"
+            );
+        }
+        let err = efcg_simplified(&sys, start.g(), &Default::default()).unwrap_err();
+        assert!(
+            matches!(err, SolverError::Linalg(LinalgError::NonFinite { .. })),
+            "{err:?}"
+        );
+        for solver in [fla as LanczosFn, efla] {
+            let err = solver(&sys, &start, &Default::default()).unwrap_err();
+            assert!(
+                matches!(err, SolverError::Linalg(LinalgError::NonFinite { .. })),
+                "{err:?}"
+            );
+        }
     }
 }

@@ -5,11 +5,11 @@ mod factorized_support;
 
 use factorized_support::*;
 use faer::Mat;
-use gp_solvers::factorized::{efla, fla, FactorizedLanczos, FactorizedSystem, StartVector};
+use gp_solvers::factorized::{efla, fla, FactorizedLanczos, StartVector, WeightSpaceSystem};
 use gp_solvers::{lanczos, LanczosOptions, LanczosStatus, SymTridiagonal};
 
 type Solver = fn(
-    &dyn FactorizedSystem,
+    &dyn WeightSpaceSystem,
     &StartVector,
     &LanczosOptions,
 ) -> gp_solvers::Result<FactorizedLanczos>;

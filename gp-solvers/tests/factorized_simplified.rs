@@ -156,3 +156,40 @@ fn rhs_in_the_null_space_of_w_is_solved_at_once() {
     assert_eq!(res.record.residual_norms, vec![0.0]);
     assert_eq!(res.solution_wt.norm_l2(), 0.0);
 }
+
+/// Simplified EFCG's step interface: stepping to the end is `efcg_simplified` bit for bit,
+/// and a truncated solve is a prefix of the full one.
+#[test]
+fn efcg_simplified_solver_steps_equal_the_wrapper_bit_for_bit() {
+    use gp_solvers::factorized::EfcgSimplifiedSolver;
+    use gp_solvers::Status;
+    for (i, p) in problems().into_iter().enumerate() {
+        let system = p.system();
+        let u = grid_vector(p.m(), 40 + i as u64);
+        let opts = FactorizedCgOptions {
+            tolerance: 1e-10,
+            record_iterates: true,
+            ..Default::default()
+        };
+        let full = efcg_simplified(&system, u.as_ref(), &opts).unwrap();
+        let mut solver = EfcgSimplifiedSolver::new(&system, u.as_ref(), &opts).unwrap();
+        let mut steps = 0;
+        while let Some(step) = solver.step().unwrap() {
+            steps += 1;
+            assert_eq!(step.iteration, solver.iteration());
+            assert_eq!(step.status, solver.status());
+        }
+        assert!(solver.is_finished());
+        let stepped = solver.finish();
+        assert_same_result(&stepped, steps, &full);
+
+        let mut solver = EfcgSimplifiedSolver::new(&system, u.as_ref(), &opts).unwrap();
+        for _ in 0..3 {
+            solver.step().unwrap();
+        }
+        assert_eq!(solver.status(), Status::Running);
+        let third = solver.solution();
+        let truncated = solver.finish();
+        assert_prefix_of_three(&third, &truncated, &full);
+    }
+}

@@ -9,7 +9,7 @@
 //! breakdown is detected as reliably as in plain Lanczos.
 
 use faer::Mat;
-use gp_solvers::factorized::FactorizedSystem;
+use gp_solvers::factorized::WeightSpaceSystem;
 use gp_solvers::{LanczosStatus, SymTridiagonal};
 
 use crate::error::Result;
@@ -29,12 +29,12 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// `v̂ᵀ S v̂ > 0`. Stops early when `β ≤ tol · ‖K̂ q_j‖` (estimated from `α`, `β`) or on a
 /// non-finite value.
 pub(crate) fn range_lanczos(
-    system: &dyn FactorizedSystem,
+    system: &dyn WeightSpaceSystem,
     v_hat: &[f64],
     k_max: usize,
     tol: f64,
 ) -> Result<RangeLanczos> {
-    let m = system.grid_dim();
+    let m = system.dim();
     let b = |v: &[f64], a: &mut [f64], s: &mut [f64]| {
         system.apply_b(
             faer::ColRef::from_slice(v),
@@ -43,7 +43,7 @@ pub(crate) fn range_lanczos(
         )
     };
     let (mut a_cur, mut s_cur) = (vec![0.0; m], vec![0.0; m]);
-    b(v_hat, &mut a_cur, &mut s_cur);
+    b(v_hat, &mut a_cur, &mut s_cur)?;
     let norm = dot(v_hat, &s_cur).max(0.0).sqrt();
     let mut q: Vec<Vec<f64>> = Vec::with_capacity(k_max);
     let mut p: Vec<Vec<f64>> = Vec::with_capacity(k_max);
@@ -77,7 +77,7 @@ pub(crate) fn range_lanczos(
                 w.iter_mut().zip(qi).for_each(|(wv, qv)| *wv -= c * qv);
             }
         }
-        b(&w, &mut a_new, &mut s_new);
+        b(&w, &mut a_new, &mut s_new)?;
         let beta_sq = dot(&s_new, &w);
         if !beta_sq.is_finite() {
             status = LanczosStatus::NonFinite;

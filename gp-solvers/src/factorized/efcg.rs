@@ -3,7 +3,7 @@
 use super::cg_result::{FactorizedCgResult, Recorder};
 use super::options::FactorizedCgOptions;
 use super::split::split_start;
-use super::system::{check_system, FactorizedSystem, Products, StartVector};
+use super::system::{check_system, Products, StartVector, WeightSpaceSystem};
 use super::vector::{s_norm_estimate, squared_norm_bound, w_transpose_from, FactorizedVector};
 use crate::cg::kernels::{axpy, dot};
 use crate::error::Result;
@@ -70,7 +70,7 @@ use crate::krylov::Status;
 /// # Ok::<(), gp_solvers::SolverError>(())
 /// ```
 pub fn efcg(
-    system: &dyn FactorizedSystem,
+    system: &dyn WeightSpaceSystem,
     start: &StartVector,
     options: &FactorizedCgOptions,
 ) -> Result<FactorizedCgResult> {
@@ -79,15 +79,21 @@ pub fn efcg(
     Ok(solver.finish())
 }
 
-/// What one [`EfcgSolver::step`] did.
+/// What one step of a factorized CG step interface ([`EfcgSolver::step`],
+/// [`FcgSolver::step`](super::FcgSolver::step),
+/// [`EfcgSimplifiedSolver::step`](super::EfcgSimplifiedSolver::step)) did.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
-pub struct EfcgStep {
+pub struct FactorizedCgStep {
     /// The number of the step just taken (1-based).
     pub iteration: usize,
     /// The solver's status after the step ([`Status::Running`] if it goes on).
     pub status: Status,
 }
+
+/// The step report of [`EfcgSolver`] (the name it had before FCG and simplified EFCG got
+/// step interfaces).
+pub type EfcgStep = FactorizedCgStep;
 
 /// EFCG as a step interface, like [`CgSolver`](crate::CgSolver): set up with
 /// [`new`](Self::new), advance with [`step`](Self::step) (stop whenever you like, e.g. to
@@ -145,15 +151,7 @@ pub struct EfcgSolver<'a> {
     a: Vec<f64>,
 }
 
-impl std::fmt::Debug for EfcgSolver<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EfcgSolver")
-            .field("m", &self.x.len())
-            .field("iteration", &self.rec.iterations())
-            .field("status", &self.rec.status())
-            .finish()
-    }
-}
+step_interface_accessors!(EfcgSolver);
 
 impl<'a> EfcgSolver<'a> {
     /// Sets up EFCG for the start vector `start` (the split of `z₀` and `h = K_G g₀`: two
@@ -161,7 +159,7 @@ impl<'a> EfcgSolver<'a> {
     ///
     /// Errors as [`efcg`].
     pub fn new(
-        system: &'a dyn FactorizedSystem,
+        system: &'a dyn WeightSpaceSystem,
         start: &StartVector,
         options: &FactorizedCgOptions,
     ) -> Result<Self> {
@@ -202,12 +200,12 @@ impl<'a> EfcgSolver<'a> {
         }
         // ‖S‖ estimate for the rounding bound of the squared norms, from the split's
         // product (0 without a split).
-        if let Some(split) = split_start(&solver.ops, g) {
+        if let Some(split) = split_start(&solver.ops, g)? {
             solver.s_norm = s_norm_estimate(&split.y_hat, &split.s_y_hat);
             let yh = split.y_hat;
             solver.s.copy_from_slice(&split.s_y_hat);
             // Â ŷ₀ = K_G S ŷ₀ + σ² ŷ₀.
-            solver.ops.kg(&solver.s, &mut solver.z);
+            solver.ops.kg(&solver.s, &mut solver.z)?;
             axpy(sigma2, &yh, &mut solver.z);
             axpy(-1.0, &solver.s, &mut solver.g0);
             solver.rho0 = (rho - 2.0 * dot(&yh, g) + dot(&yh, &solver.s)).max(0.0);
@@ -216,16 +214,16 @@ impl<'a> EfcgSolver<'a> {
             solver.gamma = dot(&solver.g0, &yh);
             solver.y0 = Some(yh);
         }
-        solver.ops.kg(&solver.g0, &mut solver.h);
+        solver.ops.kg(&solver.g0, &mut solver.h)?;
         Ok(solver)
     }
 
     /// Takes one step (one `K_G` and one `S` product). Returns `None` (and does nothing)
     /// once the solve has stopped.
     ///
-    /// Errors are reserved for failing products (none with the current
-    /// [`FactorizedSystem`] contract, whose products cannot fail).
-    pub fn step(&mut self) -> Result<Option<EfcgStep>> {
+    /// Errors when a product of the system fails or returns NaN or infinity; the solver's
+    /// state is then part-way through the step and it should be dropped.
+    pub fn step(&mut self) -> Result<Option<FactorizedCgStep>> {
         if !self.rec.running() {
             return Ok(None);
         }
@@ -250,7 +248,7 @@ impl<'a> EfcgSolver<'a> {
             self.rec.record_iterate(&it, self.cx);
         }
         // The only products of the iteration.
-        self.ops.b(&self.r, &mut self.v, &mut self.u);
+        self.ops.b(&self.r, &mut self.v, &mut self.u)?;
         let (r, u, cr) = (&self.r, &self.u, self.cr);
         let eta = dot(g, r);
         let rr_new = dot(r, u) + 2.0 * cr * eta + cr * cr * rho;
@@ -265,33 +263,6 @@ impl<'a> EfcgSolver<'a> {
         self.cp = self.cr + beta * self.cp;
         self.gamma = eta + beta * self.gamma;
         Ok(Some(self.step_report()))
-    }
-
-    fn step_report(&self) -> EfcgStep {
-        EfcgStep {
-            iteration: self.rec.iterations(),
-            status: self.rec.status(),
-        }
-    }
-
-    /// Number of completed steps (step lengths taken).
-    pub fn iteration(&self) -> usize {
-        self.rec.iterations()
-    }
-
-    /// The status so far ([`Status::Running`] while the solve goes on).
-    pub fn status(&self) -> Status {
-        self.rec.status()
-    }
-
-    /// Whether the solve has stopped.
-    pub fn is_finished(&self) -> bool {
-        !self.rec.running()
-    }
-
-    /// Relative residual norms so far (`‖r_j‖ / ref`, `j = 0..=iteration`).
-    pub fn residual_norms(&self) -> &[f64] {
-        self.rec.residual_norms()
     }
 
     /// The current iterate `x_j − x₀ = W x̂ + c z₀` (one pass over `m` numbers).

@@ -1,7 +1,7 @@
 //! Efficiently factorized Lanczos (EFLA, paper Algorithm 7 as corrected in GSGP spec §3.8).
 
 use super::lanczos_basis::{finish, off_diagonal, Basis, FactorizedLanczos, LanczosSetup};
-use super::system::{FactorizedSystem, Products, StartVector};
+use super::system::{Products, StartVector, WeightSpaceSystem};
 use crate::cg::kernels::{axpy, dot, norm2};
 use crate::error::Result;
 use crate::lanczos::{LanczosOptions, LanczosStatus};
@@ -42,8 +42,12 @@ use crate::lanczos::{LanczosOptions, LanczosStatus};
 /// start vector (`ρ = 0`), a bad tolerance or a bad `σ²`, and
 /// [`SolverError::ShapeMismatch`](crate::SolverError::ShapeMismatch) if `g` does not have
 /// length `m`.
+///
+/// A product of the system that fails or returns NaN or infinity ends the solve with that
+/// error (or a [`LinalgError::NonFinite`](gp_linalg::LinalgError::NonFinite)), never with a NaN
+/// result.
 pub fn efla(
-    system: &dyn FactorizedSystem,
+    system: &dyn WeightSpaceSystem,
     start: &StartVector,
     options: &LanczosOptions,
 ) -> Result<FactorizedLanczos> {
@@ -80,7 +84,7 @@ pub fn efla(
             basis.subtract(&mut w, &mut cw);
         }
         // The only products of the step.
-        ops.b(&w, &mut s_new, &mut p_new);
+        ops.b(&w, &mut s_new, &mut p_new)?;
         let ell = dot(g, &w);
         let beta_sq = dot(&p_new, &w) + 2.0 * cw * ell + cw * cw;
         let beta = match off_diagonal(beta_sq, alpha, beta_prev, setup.tol) {

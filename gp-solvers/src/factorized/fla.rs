@@ -1,7 +1,7 @@
 //! Factorized Lanczos (FLA, paper Algorithm 6 as corrected in GSGP spec §3.7).
 
 use super::lanczos_basis::{finish, off_diagonal, Basis, FactorizedLanczos, LanczosSetup};
-use super::system::{FactorizedSystem, Products, StartVector};
+use super::system::{Products, StartVector, WeightSpaceSystem};
 use crate::cg::kernels::{dot, norm2};
 use crate::error::Result;
 use crate::lanczos::{LanczosOptions, LanczosStatus};
@@ -24,7 +24,7 @@ use crate::lanczos::{LanczosOptions, LanczosStatus};
 /// Stopping rules, the cap `min(max_iterations, m + 1)` and errors as for
 /// [`efla`](super::efla()).
 pub fn fla(
-    system: &dyn FactorizedSystem,
+    system: &dyn WeightSpaceSystem,
     start: &StartVector,
     options: &LanczosOptions,
 ) -> Result<FactorizedLanczos> {
@@ -40,9 +40,9 @@ pub fn fla(
     for j in 0..k_max {
         let c = basis.d[j];
         // (ŵ, c_w) = 𝒜(q̂_j, c_j).
-        let mut cw = ops.factorized(basis.col(j), c, h, &mut w, &mut scratch);
+        let mut cw = ops.factorized(basis.col(j), c, h, &mut w, &mut scratch)?;
         // α_j = ⟨q_j, w⟩ with its own S product.
-        ops.s(&w, &mut sw);
+        ops.s(&w, &mut sw)?;
         let gw = dot(g, &w);
         let alpha = dot(basis.col(j), &sw) + cw * basis.l[j] + c * (gw + cw);
         if !(alpha.is_finite() && norm2(&w).is_finite() && cw.is_finite()) {
@@ -55,13 +55,13 @@ pub fn fla(
         }
         for pass in 0..2 {
             if pass > 0 {
-                ops.s(&w, &mut sw);
+                ops.s(&w, &mut sw)?;
             }
             basis.coefficients(None, &sw, dot(g, &w), cw);
             basis.subtract(&mut w, &mut cw);
         }
         // β_j = ‖w‖ with its own S product.
-        ops.s(&w, &mut sw);
+        ops.s(&w, &mut sw)?;
         let ell = dot(g, &w);
         let beta_sq = dot(&sw, &w) + 2.0 * cw * ell + cw * cw;
         let beta = match off_diagonal(beta_sq, alpha, beta_prev, setup.tol) {
@@ -79,7 +79,7 @@ pub fn fla(
     let k = diagonal.len();
     let mut p_hat = vec![0.0; m * k];
     for (j, out) in p_hat.chunks_exact_mut(m.max(1)).enumerate().take(k) {
-        ops.s(basis.col(j), out);
+        ops.s(basis.col(j), out)?;
     }
     finish(&setup, basis, p_hat, diagonal, off, status)
 }

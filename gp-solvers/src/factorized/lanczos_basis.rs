@@ -112,7 +112,7 @@ impl LanczosSetup {
         }
         let g: Vec<f64> = start.g_slice().iter().map(|v| v / start_norm).collect();
         let mut h = vec![0.0; m];
-        ops.kg(&g, &mut h);
+        ops.kg(&g, &mut h)?;
         // K̃ leaves span{range(W), z₀} (dimension ≤ m + 1) invariant.
         let k_max = options.max_iterations.min(m + 1);
         let capped = options.max_iterations > m + 1;

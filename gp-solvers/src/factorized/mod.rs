@@ -7,8 +7,9 @@
 //! with `K̃` and inner products can be done with `K_G` and `S = WᵀW` alone, given
 //! `g = Wᵀz₀` and `ρ = ‖z₀‖²` ([`StartVector`]). The solvers produce the same iterates as
 //! CG/Lanczos on `K̃` (in exact arithmetic) at a cost per iteration that does not depend on
-//! `n`. They see the system through the [`FactorizedSystem`] trait (products with `K_G`
-//! and `S`, and `σ²`); [`OperatorSystem`] builds one from two
+//! `n`. They see the system in weight space through the [`WeightSpaceSystem`] trait
+//! (products with the prior covariance `K_G` and the Gram matrix `S`, and `σ²`; a failing or
+//! non-finite product ends the solve with an error); [`OperatorSystem`] builds one from two
 //! [`LinearOperator`](gp_linalg::LinearOperator)s.
 //!
 //! | solver | paper | products per iteration |
@@ -33,6 +34,53 @@
 //!
 //! Implementation notes live in `specs/gsgp.md` §3 of the workspace.
 
+/// The accessors the factorized CG step interfaces share (all read the solver's `rec`, a
+/// `cg_result::Recorder`, and `x`), and its `Debug` impl: written once so that the three
+/// solvers report their state the same way.
+macro_rules! step_interface_accessors {
+    ($solver:ident) => {
+        impl std::fmt::Debug for $solver<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($solver))
+                    .field("m", &self.x.len())
+                    .field("iteration", &self.rec.iterations())
+                    .field("status", &self.rec.status())
+                    .finish()
+            }
+        }
+
+        impl $solver<'_> {
+            fn step_report(&self) -> $crate::factorized::FactorizedCgStep {
+                $crate::factorized::FactorizedCgStep {
+                    iteration: self.rec.iterations(),
+                    status: self.rec.status(),
+                }
+            }
+
+            /// Number of completed steps (step lengths taken).
+            pub fn iteration(&self) -> usize {
+                self.rec.iterations()
+            }
+
+            /// The status so far ([`Status::Running`](crate::krylov::Status::Running) while
+            /// the solve goes on).
+            pub fn status(&self) -> $crate::krylov::Status {
+                self.rec.status()
+            }
+
+            /// Whether the solve has stopped.
+            pub fn is_finished(&self) -> bool {
+                !self.rec.running()
+            }
+
+            /// Relative residual norms so far (`‖r_j‖ / ref`, `j = 0..=iteration`).
+            pub fn residual_norms(&self) -> &[f64] {
+                self.rec.residual_norms()
+            }
+        }
+    };
+}
+
 mod cg_result;
 mod efcg;
 mod efcg_simplified;
@@ -46,12 +94,12 @@ mod system;
 mod vector;
 
 pub use cg_result::{FactorizedBreakdown, FactorizedCgResult, FactorizedStatus};
-pub use efcg::{efcg, EfcgSolver, EfcgStep};
-pub use efcg_simplified::efcg_simplified;
+pub use efcg::{efcg, EfcgSolver, EfcgStep, FactorizedCgStep};
+pub use efcg_simplified::{efcg_simplified, EfcgSimplifiedSolver};
 pub use efla::efla;
-pub use fcg::fcg;
+pub use fcg::{fcg, FcgSolver};
 pub use fla::fla;
 pub use lanczos_basis::FactorizedLanczos;
 pub use options::FactorizedCgOptions;
-pub use system::{FactorizedSystem, OperatorSystem, StartVector};
+pub use system::{OperatorSystem, StartVector, WeightSpaceSystem};
 pub use vector::FactorizedVector;

@@ -3,6 +3,7 @@
 
 use super::system::Products;
 use crate::cg::kernels::dot;
+use crate::error::Result;
 
 /// The split `z₀ = W ŷ₀ + z₀'` of a start vector known through `g = Wᵀz₀`: `ŷ₀` and `S ŷ₀`.
 pub(crate) struct StartSplit {
@@ -26,21 +27,21 @@ pub(crate) struct StartSplit {
 /// part: at `n = 10⁶` (three seeds) EFCG took 47, 58, 60 iterations after one step, 48, 57,
 /// 58 after ten, against 57–66 without the split and 56–58 for plain CG.
 ///
-/// Returns `None` when `g = 0` or the step is unusable (`gᵀS g ≤ 0` or not finite): then no
+/// Errors when the `S` product fails. Returns `None` when `g = 0` or the step is unusable (`gᵀS g ≤ 0` or not finite): then no
 /// split is made.
-pub(crate) fn split_start(ops: &Products<'_>, g: &[f64]) -> Option<StartSplit> {
+pub(crate) fn split_start(ops: &Products<'_>, g: &[f64]) -> Result<Option<StartSplit>> {
     let gg = dot(g, g);
     if !(gg.is_finite() && gg > 0.0) {
-        return None;
+        return Ok(None);
     }
     let mut sg = vec![0.0; g.len()];
-    ops.s(g, &mut sg);
+    ops.s(g, &mut sg)?;
     let curvature = dot(g, &sg);
     if !(curvature.is_finite() && curvature > 0.0) {
-        return None;
+        return Ok(None);
     }
     let alpha = gg / curvature;
     let y_hat: Vec<f64> = g.iter().map(|v| alpha * v).collect();
     gp_linalg::vector::scale(alpha, &mut sg);
-    Some(StartSplit { y_hat, s_y_hat: sg })
+    Ok(Some(StartSplit { y_hat, s_y_hat: sg }))
 }

@@ -1,83 +1,98 @@
 //! What the factorized solvers need to know about an interpolated system: the
-//! [`FactorizedSystem`] trait, an adaptor from two [`LinearOperator`]s and the
+//! [`WeightSpaceSystem`] trait, an adaptor from two [`LinearOperator`]s and the
 //! [`StartVector`] data.
 
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Col, ColMut, ColRef};
+use gp_linalg::validate::check_finite_slice;
 use gp_linalg::vector::axpy_col;
 use gp_linalg::LinearOperator;
 
 use crate::cg::kernels::axpy;
 use crate::error::{check_shape, invalid, Result};
 
-/// An interpolated (SKI) system `K̃ = W K_G Wᵀ + σ² I_n`, known only through products in the
-/// grid space `ℝᵐ`: with the grid kernel matrix `K_G` and with the sparse Gram matrix
-/// `S = WᵀW`, plus the noise variance `σ²`.
+/// An interpolated (SKI) system `K̃ = W K_G Wᵀ + σ² I_n` seen in weight space `ℝᵐ`: known
+/// only through products with the prior covariance `K_G` of the grid weights and with the
+/// Gram matrix `S = WᵀW` of the interpolation weights, plus the noise variance `σ²`.
 ///
 /// The factorized solvers never touch `ℝⁿ`: every vector they keep is `W v̂ + c z₀` with
 /// `v̂ ∈ ℝᵐ`, and their cost per iteration depends on `m` only. The data-space quantities they
 /// need are the three numbers of a [`StartVector`] (computed once by the caller).
 ///
-/// Contract (as for [`LinearOperator::matvec`]): `K_G` is symmetric positive semi-definite,
-/// `S` symmetric positive semi-definite, both of order [`grid_dim`](Self::grid_dim); the
-/// solvers call the products only with vectors of that length. Implementations may panic on
-/// other lengths.
-pub trait FactorizedSystem: Send + Sync {
-    /// Number of grid points `m`.
-    fn grid_dim(&self) -> usize;
+/// Contract: the prior covariance and the Gram matrix are symmetric positive semi-definite of
+/// order [`dim`](Self::dim). The products return `Result` so that an operator's failure
+/// reaches the solver's caller as a [`SolverError`](crate::SolverError) rather than as NaN in
+/// a solution; the solvers also check every product's output for NaN and infinity and turn
+/// it into an error.
+pub trait WeightSpaceSystem: Send + Sync {
+    /// Dimension `m` of the weight space (the number of grid points).
+    fn dim(&self) -> usize;
 
-    /// Writes `out = K_G v` (both of length `m`).
-    fn apply_kg(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>);
+    /// Writes `out = K_G v` (both of length `m`), the product with the prior covariance.
+    fn apply_prior(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) -> Result<()>;
 
-    /// Writes `out = S v = WᵀW v` (both of length `m`).
-    fn apply_s(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>);
+    /// Writes `out = S v = WᵀW v` (both of length `m`), the product with the Gram matrix.
+    fn apply_gram(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) -> Result<()>;
 
     /// The noise variance `σ²` (finite and non-negative; `σ` is a standard deviation).
     fn noise_variance(&self) -> f64;
 
     /// The "double" product `B(v) = (Â v, S v)` with `Â = K_G S + σ² I`: writes
-    /// `a_out = K_G (S v) + σ² v` and `s_out = S v`. Costs one `S` and one `K_G` product;
+    /// `a_out = K_G (S v) + σ² v` and `s_out = S v`. Costs one Gram and one prior product;
     /// override only to fuse them.
-    fn apply_b(&self, v: ColRef<'_, f64>, mut a_out: ColMut<'_, f64>, mut s_out: ColMut<'_, f64>) {
-        self.apply_s(v, s_out.rb_mut());
-        self.apply_kg(s_out.rb(), a_out.rb_mut());
-        // Lengths agree by contract; should they not, NaN reaches the solver's checks.
-        if axpy_col(self.noise_variance(), v, a_out.rb_mut()).is_err() {
-            a_out.fill(f64::NAN);
-        }
+    fn apply_b(
+        &self,
+        v: ColRef<'_, f64>,
+        mut a_out: ColMut<'_, f64>,
+        mut s_out: ColMut<'_, f64>,
+    ) -> Result<()> {
+        self.apply_gram(v, s_out.rb_mut())?;
+        self.apply_prior(s_out.rb(), a_out.rb_mut())?;
+        axpy_col(self.noise_variance(), v, a_out.rb_mut())?;
+        Ok(())
     }
 }
 
-impl<T: FactorizedSystem + ?Sized> FactorizedSystem for &T {
-    fn grid_dim(&self) -> usize {
-        (**self).grid_dim()
+impl<T: WeightSpaceSystem + ?Sized> WeightSpaceSystem for &T {
+    fn dim(&self) -> usize {
+        (**self).dim()
     }
-    fn apply_kg(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) {
-        (**self).apply_kg(v, out)
+    fn apply_prior(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) -> Result<()> {
+        (**self).apply_prior(v, out)
     }
-    fn apply_s(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) {
-        (**self).apply_s(v, out)
+    fn apply_gram(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) -> Result<()> {
+        (**self).apply_gram(v, out)
     }
     fn noise_variance(&self) -> f64 {
         (**self).noise_variance()
     }
-    fn apply_b(&self, v: ColRef<'_, f64>, a_out: ColMut<'_, f64>, s_out: ColMut<'_, f64>) {
+    fn apply_b(
+        &self,
+        v: ColRef<'_, f64>,
+        a_out: ColMut<'_, f64>,
+        s_out: ColMut<'_, f64>,
+    ) -> Result<()> {
         (**self).apply_b(v, a_out, s_out)
     }
 }
 
-/// A [`FactorizedSystem`] made of two [`LinearOperator`]s (`K_G` and `S`, both `m×m`) and
-/// `σ²`.
+/// A [`WeightSpaceSystem`] made of two [`LinearOperator`]s (the prior covariance `K_G` and the
+/// Gram matrix `S`, both `m×m`) and `σ²`.
+///
+/// Shapes are checked once by [`new`](Self::new); each product checks the lengths of its
+/// vectors (a wrong length is a [`SolverError::ShapeMismatch`](crate::SolverError::ShapeMismatch),
+/// not a panic) and its output (NaN or infinity is a
+/// [`LinalgError::NonFinite`](gp_linalg::LinalgError::NonFinite)).
 ///
 /// ```
 /// use faer::Mat;
 /// use gp_linalg::DenseOperator;
-/// use gp_solvers::factorized::{FactorizedSystem, OperatorSystem};
+/// use gp_solvers::factorized::{OperatorSystem, WeightSpaceSystem};
 ///
 /// let kg = DenseOperator::new(Mat::<f64>::identity(3, 3));
 /// let s = DenseOperator::new(Mat::<f64>::identity(3, 3) * 2.0);
 /// let sys = OperatorSystem::new(&kg, &s, 0.1)?;
-/// assert_eq!(sys.grid_dim(), 3);
+/// assert_eq!(sys.dim(), 3);
 /// # Ok::<(), gp_solvers::SolverError>(())
 /// ```
 #[derive(Clone, Copy)]
@@ -97,7 +112,7 @@ impl std::fmt::Debug for OperatorSystem<'_> {
 }
 
 impl<'a> OperatorSystem<'a> {
-    /// Wraps `K_G` and `S = WᵀW`.
+    /// Wraps the prior covariance `K_G` and the Gram matrix `S = WᵀW`.
     ///
     /// Errors with [`SolverError::ShapeMismatch`](crate::SolverError::ShapeMismatch) unless
     /// both are square of the same order, and with
@@ -124,15 +139,31 @@ impl<'a> OperatorSystem<'a> {
     }
 }
 
-impl FactorizedSystem for OperatorSystem<'_> {
-    fn grid_dim(&self) -> usize {
+/// `out = op v` with the lengths checked before (`LinearOperator::matvec` may panic on a
+/// wrong length) and the output checked after.
+fn checked_matvec(
+    op: &dyn LinearOperator,
+    v: ColRef<'_, f64>,
+    mut out: ColMut<'_, f64>,
+    context: &'static str,
+) -> Result<()> {
+    let m = op.nrows();
+    check_shape((v.nrows(), 1), (m, 1), context)?;
+    check_shape((out.nrows(), 1), (m, 1), context)?;
+    op.matvec(v, out.rb_mut());
+    gp_linalg::validate::check_finite_col(out.rb(), context)?;
+    Ok(())
+}
+
+impl WeightSpaceSystem for OperatorSystem<'_> {
+    fn dim(&self) -> usize {
         self.kg.nrows()
     }
-    fn apply_kg(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) {
-        self.kg.matvec(v, out);
+    fn apply_prior(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) -> Result<()> {
+        checked_matvec(self.kg, v, out, "OperatorSystem::apply_prior (K_G v)")
     }
-    fn apply_s(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) {
-        self.s.matvec(v, out);
+    fn apply_gram(&self, v: ColRef<'_, f64>, out: ColMut<'_, f64>) -> Result<()> {
+        checked_matvec(self.s, v, out, "OperatorSystem::apply_gram (S v)")
     }
     fn noise_variance(&self) -> f64 {
         self.noise_variance
@@ -209,11 +240,11 @@ pub(crate) fn check_noise_variance(sigma2: f64) -> Result<()> {
 
 /// Checks a system and a start vector against each other; returns `m`.
 pub(crate) fn check_system(
-    system: &dyn FactorizedSystem,
+    system: &dyn WeightSpaceSystem,
     start: Option<&StartVector>,
     context: &'static str,
 ) -> Result<usize> {
-    let m = system.grid_dim();
+    let m = system.dim();
     check_noise_variance(system.noise_variance())?;
     if let Some(start) = start {
         check_shape((start.g.len(), 1), (m, 1), context)?;
@@ -221,14 +252,16 @@ pub(crate) fn check_system(
     Ok(m)
 }
 
-/// Slice-based wrappers around the trait's products.
+/// Slice-based wrappers around the trait's products. Each checks its output, so that NaN or
+/// infinity from a system that does not check its own products ends the solve with an error
+/// instead of being carried into the solution.
 pub(crate) struct Products<'a> {
-    pub(crate) system: &'a dyn FactorizedSystem,
+    pub(crate) system: &'a dyn WeightSpaceSystem,
     pub(crate) sigma2: f64,
 }
 
 impl<'a> Products<'a> {
-    pub(crate) fn new(system: &'a dyn FactorizedSystem) -> Self {
+    pub(crate) fn new(system: &'a dyn WeightSpaceSystem) -> Self {
         Self {
             system,
             sigma2: system.noise_variance(),
@@ -236,24 +269,31 @@ impl<'a> Products<'a> {
     }
 
     /// `out = K_G v`.
-    pub(crate) fn kg(&self, v: &[f64], out: &mut [f64]) {
+    pub(crate) fn kg(&self, v: &[f64], out: &mut [f64]) -> Result<()> {
         self.system
-            .apply_kg(ColRef::from_slice(v), ColMut::from_slice_mut(out));
+            .apply_prior(ColRef::from_slice(v), ColMut::from_slice_mut(out))?;
+        check_finite_slice(out, "the system's prior product K_G v")?;
+        Ok(())
     }
 
     /// `out = S v`.
-    pub(crate) fn s(&self, v: &[f64], out: &mut [f64]) {
+    pub(crate) fn s(&self, v: &[f64], out: &mut [f64]) -> Result<()> {
         self.system
-            .apply_s(ColRef::from_slice(v), ColMut::from_slice_mut(out));
+            .apply_gram(ColRef::from_slice(v), ColMut::from_slice_mut(out))?;
+        check_finite_slice(out, "the system's Gram product S v")?;
+        Ok(())
     }
 
     /// `(a_out, s_out) = (Â v, S v)`.
-    pub(crate) fn b(&self, v: &[f64], a_out: &mut [f64], s_out: &mut [f64]) {
+    pub(crate) fn b(&self, v: &[f64], a_out: &mut [f64], s_out: &mut [f64]) -> Result<()> {
         self.system.apply_b(
             ColRef::from_slice(v),
             ColMut::from_slice_mut(a_out),
             ColMut::from_slice_mut(s_out),
-        );
+        )?;
+        check_finite_slice(s_out, "the system's Gram product S v")?;
+        check_finite_slice(a_out, "the system's product Â v = K_G S v + σ² v")?;
+        Ok(())
     }
 
     /// The factorized product `𝒜(v̂, c) = (Â v̂ + c h, σ² c)`; `s_out` receives `S v̂`.
@@ -264,9 +304,9 @@ impl<'a> Products<'a> {
         h: &[f64],
         a_out: &mut [f64],
         s_out: &mut [f64],
-    ) -> f64 {
-        self.b(v, a_out, s_out);
+    ) -> Result<f64> {
+        self.b(v, a_out, s_out)?;
         axpy(c, h, a_out);
-        self.sigma2 * c
+        Ok(self.sigma2 * c)
     }
 }

@@ -4,7 +4,7 @@
 use faer::{Col, ColRef};
 use gp_linalg::LinearOperator;
 
-use super::system::{check_system, FactorizedSystem, StartVector};
+use super::system::{check_system, StartVector, WeightSpaceSystem};
 use crate::cg::kernels::{axpy, dot};
 use crate::error::{check_shape, Result};
 use crate::krylov::scale::{abs_dot, rounding_bound};
@@ -51,10 +51,11 @@ impl FactorizedVector {
     /// prediction needs (the grid cache `K_G Wᵀ v`).
     ///
     /// Errors with [`SolverError::ShapeMismatch`](crate::SolverError::ShapeMismatch) if the
-    /// lengths disagree with the system.
+    /// lengths disagree with the system, and with the product's error if it fails or
+    /// returns NaN or infinity.
     pub fn w_transpose(
         &self,
-        system: &dyn FactorizedSystem,
+        system: &dyn WeightSpaceSystem,
         start: &StartVector,
     ) -> Result<Col<f64>> {
         let m = check_system(system, Some(start), "FactorizedVector::w_transpose (g)")?;
@@ -64,7 +65,8 @@ impl FactorizedVector {
             "FactorizedVector::w_transpose (v̂)",
         )?;
         let mut out = Col::zeros(m);
-        system.apply_s(self.hat.as_ref(), out.as_mut());
+        system.apply_gram(self.hat.as_ref(), out.as_mut())?;
+        gp_linalg::validate::check_finite_col(out.as_ref(), "the system's Gram product S v̂")?;
         gp_linalg::vector::axpy_col(self.coeff, start.g(), out.as_mut())?;
         Ok(out)
     }

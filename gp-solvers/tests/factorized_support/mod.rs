@@ -1,4 +1,4 @@
-//! Small SKI problems built from dense matrices, a dense `FactorizedSystem` that counts its
+//! Small SKI problems built from dense matrices, a dense `WeightSpaceSystem` that counts its
 //! products, and the plain (n-space) references for the factorized-solver tests.
 #![allow(dead_code)]
 
@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use faer::{Col, ColMut, ColRef, Mat};
 use gp_linalg::DenseOperator;
-use gp_solvers::factorized::{FactorizedSystem, StartVector};
+use gp_solvers::factorized::{StartVector, WeightSpaceSystem};
 use gp_solvers::{CgOptions, CgSolver};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -179,7 +179,7 @@ impl Problem {
     }
 }
 
-/// A dense `FactorizedSystem` that counts its `K_G` and `S` products.
+/// A dense `WeightSpaceSystem` that counts its `K_G` and `S` products.
 pub struct DenseSystem {
     pub kg: Mat<f64>,
     pub s: Mat<f64>,
@@ -208,17 +208,19 @@ impl DenseSystem {
     }
 }
 
-impl FactorizedSystem for DenseSystem {
-    fn grid_dim(&self) -> usize {
+impl WeightSpaceSystem for DenseSystem {
+    fn dim(&self) -> usize {
         self.kg.nrows()
     }
-    fn apply_kg(&self, v: ColRef<'_, f64>, mut out: ColMut<'_, f64>) {
+    fn apply_prior(&self, v: ColRef<'_, f64>, mut out: ColMut<'_, f64>) -> gp_solvers::Result<()> {
         self.kg_products.fetch_add(1, Ordering::Relaxed);
         out.copy_from(&self.kg * v);
+        Ok(())
     }
-    fn apply_s(&self, v: ColRef<'_, f64>, mut out: ColMut<'_, f64>) {
+    fn apply_gram(&self, v: ColRef<'_, f64>, mut out: ColMut<'_, f64>) -> gp_solvers::Result<()> {
         self.s_products.fetch_add(1, Ordering::Relaxed);
         out.copy_from(&self.s * v);
+        Ok(())
     }
     fn noise_variance(&self) -> f64 {
         self.sigma2
@@ -287,4 +289,41 @@ pub fn plain_cg_on(
         ..Default::default()
     };
     gp_solvers::cg(op, rhs.as_ref(), None, &opts).expect("cg")
+}
+
+/// Checks that a step interface run to the end (`stepped`, after `steps` calls of `step`)
+/// gave the wrapper's result `full` bit for bit.
+pub fn assert_same_result(
+    stepped: &gp_solvers::FactorizedCgResult,
+    steps: usize,
+    full: &gp_solvers::FactorizedCgResult,
+) {
+    assert_eq!(steps, full.iterations);
+    assert_eq!(stepped.solution, full.solution);
+    assert_eq!(stepped.solution_wt, full.solution_wt);
+    assert_eq!(stepped.status, full.status);
+    assert_eq!(stepped.record, full.record);
+    assert_eq!(stepped.iterates, full.iterates);
+}
+
+/// Checks that a solve stopped after three steps (its third iterate `third`, its result
+/// `truncated`) is the first three steps of the full solve `full` (run with recorded
+/// iterates).
+pub fn assert_prefix_of_three(
+    third: &gp_solvers::factorized::FactorizedVector,
+    truncated: &gp_solvers::FactorizedCgResult,
+    full: &gp_solvers::FactorizedCgResult,
+) {
+    assert_eq!(truncated.status, gp_solvers::Status::Running);
+    assert_eq!(truncated.record.alphas, full.record.alphas[..3]);
+    assert_eq!(
+        truncated.record.residual_norms,
+        full.record.residual_norms[..4]
+    );
+    let iterates = full
+        .iterates
+        .as_ref()
+        .expect("the full solve records its iterates");
+    assert_eq!(third, &iterates[2]);
+    assert_eq!(&truncated.solution, &iterates[2]);
 }
