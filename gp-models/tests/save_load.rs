@@ -378,3 +378,180 @@ fn ski_damaged_files_give_typed_errors() {
         Err(ModelError::GridTooLarge { .. })
     ));
 }
+
+// ---- GSGP: the sufficient statistics are saved, not the data. ----
+
+use gp_models::gsgp::io::{GSGP_FORMAT, GSGP_FORMAT_VERSION};
+use gp_models::{Gsgp, GsgpOptions, GsgpSolver};
+
+fn gsgp_model() -> Gsgp<SquaredExponential> {
+    let (x, y) = toy_data(80, 2, 3.0, 24);
+    // Options away from their defaults, so that a field lost on the way shows.
+    let opts = GsgpOptions {
+        grid_sizes: vec![18, 15],
+        out_of_grid: gp_structured::OutOfGrid::Clamp,
+        probes: 6,
+        cg_tolerance: 5e-3,
+        min_cg_iterations: 9,
+        slq_scaling: gp_solvers::SlqScaling::Dimension,
+        seed: 5,
+        memory_limit: Some(1 << 30),
+        solver: GsgpSolver::Fcg,
+        log_det_dense_factor_max: 100,
+        ..GsgpOptions::default()
+    };
+    let kernel = SquaredExponential::new(vec![0.6, 0.9], 1.7).unwrap();
+    Gsgp::fit(kernel, x.as_ref(), y.as_ref(), 0.02, &opts).unwrap()
+}
+
+fn load_gsgp(text: &str) -> Result<Gsgp<SquaredExponential>, ModelError> {
+    Gsgp::<SquaredExponential>::from_json_str(text)
+}
+
+#[test]
+fn gsgp_round_trip_keeps_the_statistics_and_reproduces_predictions_exactly() {
+    let gp = gsgp_model();
+    let (xt, _) = toy_data(25, 2, 3.0, 22);
+    let text = gp.to_json_string().unwrap();
+    let mut buf = Vec::new();
+    gp.save_json(&mut buf).unwrap();
+    assert_eq!(buf, text.as_bytes());
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["format"], GSGP_FORMAT);
+    assert_eq!(v["version"], GSGP_FORMAT_VERSION);
+    assert!(v.get("x").is_none() && v.get("y").is_none());
+    let back = load_gsgp(&text).unwrap();
+    let back2 = Gsgp::<SquaredExponential>::load_json(buf.as_slice()).unwrap();
+    for m in [&back, &back2] {
+        assert_eq!(m.kernel(), gp.kernel());
+        assert_eq!(m.noise_variance().to_bits(), gp.noise_variance().to_bits());
+        assert_eq!(m.options(), gp.options());
+        assert_eq!(m.grid(), gp.grid());
+        assert_eq!(m.stats(), gp.stats());
+        assert_same_model(&gp, m, xt.as_ref());
+    }
+}
+
+#[test]
+fn gsgp_damaged_files_give_typed_errors() {
+    let text = gsgp_model().to_json_string().unwrap();
+    let with = |path: &[&str], value: serde_json::Value| {
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let mut at = &mut v;
+        for key in path {
+            at = &mut at[*key];
+        }
+        *at = value;
+        load_gsgp(&v.to_string())
+    };
+    assert!(matches!(
+        load_gsgp(&edit(&text, "version", "2")),
+        Err(ModelError::UnsupportedVersion {
+            found: 2,
+            supported: 1,
+            ..
+        })
+    ));
+    for other in ["\"gpscale.ski\"", "\"gpscale.exact_gp\""] {
+        assert!(matches!(
+            load_gsgp(&edit(&text, "format", other)),
+            Err(ModelError::Serialization { .. })
+        ));
+    }
+    assert!(matches!(
+        load_gsgp(&ski_model().to_json_string().unwrap()),
+        Err(ModelError::Serialization { .. })
+    ));
+    for cut in [text.len() / 2, text.len() - 1, 0] {
+        assert!(matches!(
+            load_gsgp(&text[..cut]),
+            Err(ModelError::Serialization { .. })
+        ));
+    }
+    struct Broken;
+    impl std::io::Read for Broken {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("disk on fire"))
+        }
+    }
+    assert!(matches!(
+        Gsgp::<SquaredExponential>::load_json(Broken),
+        Err(ModelError::Serialization { .. })
+    ));
+    assert!(matches!(
+        load_gsgp(&edit(&text, "noise_variance", "-1.0")),
+        Err(ModelError::InvalidNoise { .. })
+    ));
+
+    // A hand-edited stencil of the wrong length: named, with both lengths.
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let gram_len = v["stats"]["gram"].as_array().unwrap().len();
+    let mut short = v["stats"]["gram"].as_array().unwrap().clone();
+    short.pop();
+    let err = with(&["stats", "gram"], serde_json::Value::Array(short)).unwrap_err();
+    match &err {
+        ModelError::LengthMismatch {
+            context,
+            expected,
+            found,
+        } => {
+            assert!(context.contains("gram"), "{context}");
+            assert_eq!((*expected, *found), (gram_len, gram_len - 1));
+        }
+        other => panic!("expected LengthMismatch, got {other:?}"),
+    }
+    assert!(err.to_string().contains("gram"), "{err}");
+    assert!(matches!(
+        with(&["stats", "wty"], serde_json::json!([1.0, 2.0])),
+        Err(ModelError::LengthMismatch { .. })
+    ));
+    // Values the statistics' own checks refuse: a non-zero stencil value joining the last
+    // node to a neighbour outside the grid, a negative yᵀy, no points.
+    let mut gram = v["stats"]["gram"].as_array().unwrap().clone();
+    *gram.last_mut().unwrap() = serde_json::json!(0.5);
+    assert!(matches!(
+        with(&["stats", "gram"], serde_json::Value::Array(gram)),
+        Err(ModelError::Structured(_))
+    ));
+    assert!(matches!(
+        with(&["stats", "yty"], serde_json::json!(-1.0)),
+        Err(ModelError::Structured(_))
+    ));
+    assert!(matches!(
+        with(&["stats", "n"], serde_json::json!(0)),
+        Err(ModelError::EmptyData { .. })
+    ));
+    let mut gram = v["stats"]["gram"].as_array().unwrap().clone();
+    gram[3] = serde_json::json!(null);
+    assert!(matches!(
+        with(&["stats", "gram"], serde_json::Value::Array(gram)),
+        Err(ModelError::Serialization { .. })
+    ));
+    // The statistics' scheme must be the options' (checked by `from_stats`); a linear
+    // stencil is shorter, so a scheme edited alone is a length error first.
+    assert!(matches!(
+        with(&["options", "scheme"], serde_json::json!("linear")),
+        Err(ModelError::InvalidOption { .. })
+    ));
+    assert!(matches!(
+        with(&["stats", "scheme"], serde_json::json!("linear")),
+        Err(ModelError::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        with(&["options", "solver"], serde_json::json!("cg")),
+        Err(ModelError::Serialization { .. })
+    ));
+    // A grid of other sizes than the stored statistics.
+    assert!(matches!(
+        with(&["grid", "sizes"], serde_json::json!([17, 15])),
+        Err(ModelError::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        with(&["grid", "spacing"], serde_json::json!([0.1, -0.1])),
+        Err(ModelError::Structured(_))
+    ));
+    assert!(matches!(
+        with(&["options", "memory_limit"], serde_json::json!(16)),
+        Err(ModelError::GridTooLarge { .. })
+    ));
+}

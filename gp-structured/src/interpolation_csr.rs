@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use sprs::CsMat;
 
 use crate::error::{Result, StructuredError};
-use crate::interpolation_weights::{transpose_by_blocks, InterpolationWeights};
+use crate::interpolation_weights::{transpose_by_blocks, InterpolationWeights, ROW_CHUNK};
 use crate::slice_util::{col_as_slice, with_out_slice};
 
 /// `W` as a CSR matrix with the [`LinearOperator`] interface and a transpose product.
@@ -80,7 +80,7 @@ impl CsrInterpolation {
         let indptr = self.mat.indptr();
         let indptr = indptr.raw_storage();
         let (ind, val) = (self.mat.indices(), self.mat.data());
-        transpose_by_blocks(self.mat.rows(), self.mat.cols(), out, |rows| {
+        transpose_by_blocks(self.mat.rows(), self.mat.cols(), ROW_CHUNK, out, |rows| {
             let (a, b) = (indptr[rows.start], indptr[rows.end]);
             let lo = ind[a..b].iter().copied().min().unwrap_or(0);
             let hi = ind[a..b].iter().copied().max().map_or(0, |h| h + 1);

@@ -25,8 +25,8 @@ use crate::interpolation::{
 };
 use crate::slice_util::{col_as_slice, with_out_slice};
 
-/// Rows per parallel task in `W v`.
-const ROW_CHUNK: usize = 4096;
+/// Rows per parallel task in `W v`, and the fewest rows of a block of `Wᵀ v`.
+pub(crate) const ROW_CHUNK: usize = 4096;
 
 /// Number of row blocks (private buffers) a transpose product `Wᵀ v` sums, whatever the
 /// thread count: a fixed count fixes the floating-point summation order, so `Wᵀ v` (and every
@@ -226,7 +226,7 @@ impl InterpolationWeights {
         let (d, w) = (self.d, self.w);
         let k = d * w;
         let span_last = self.outer_offsets.last().copied().unwrap_or(0) + w;
-        transpose_by_blocks(self.n, self.m, out, |rows| {
+        transpose_by_blocks(self.n, self.m, ROW_CHUNK, out, |rows| {
             let lo = rows.clone().map(|i| self.starts[i]).min().unwrap_or(0);
             let hi = rows
                 .clone()
@@ -381,14 +381,20 @@ fn row_scatter(
 }
 
 /// Runs a transpose product in parallel: `block(rows)` accumulates its rows into a private
-/// buffer covering columns `lo .. lo + buf.len()`; the buffers are then added into `out`.
-pub(crate) fn transpose_by_blocks<F>(n: usize, m: usize, out: &mut [f64], block: F)
-where
+/// buffer covering columns `lo .. lo + buf.len()`; the buffers are then added into `out` in
+/// block order. A block gets at least `min_block_rows` rows (fewer blocks for small `n`).
+pub(crate) fn transpose_by_blocks<F>(
+    n: usize,
+    m: usize,
+    min_block_rows: usize,
+    out: &mut [f64],
+    block: F,
+) where
     F: Fn(std::ops::Range<usize>) -> (usize, Vec<f64>) + Sync,
 {
     // A fixed block count (not the pool size) fixes the summation order, so the result is
     // the same to the last bit on any number of threads.
-    let nblocks = SUM_BLOCKS.min(n.div_ceil(ROW_CHUNK)).max(1);
+    let nblocks = SUM_BLOCKS.min(n.div_ceil(min_block_rows.max(1))).max(1);
     let per = n.div_ceil(nblocks).max(1);
     let parts: Vec<(usize, Vec<f64>)> = (0..nblocks)
         .into_par_iter()

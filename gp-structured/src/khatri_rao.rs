@@ -23,9 +23,11 @@ use gp_linalg::{LinalgError, LinearOperator, Result as LinalgResult, TransposeOp
 use rayon::prelude::*;
 
 use crate::error::{Result, StructuredError};
+use crate::interpolation_weights::transpose_by_blocks;
 use crate::slice_util::{col_as_slice, with_out_slice};
 
-/// Rows per parallel task.
+/// Rows per parallel task of `K x`, and the fewest rows of a block of `Kᵀ v` (a row costs
+/// `O(m)`, so blocks of a few hundred rows already pay for their private `m`-vector).
 const ROW_CHUNK: usize = 256;
 
 /// A row-partitioned Khatri–Rao product of `d` factors `F_l` (`n × m_l`).
@@ -212,29 +214,22 @@ impl RowKhatriRao {
 
 impl RowKhatriRao {
     /// `Kᵀ v` into `out` (`v.len() == n`, `out.len() == m`), `O(n·m)`.
+    ///
+    /// The rows are cut into a fixed number of blocks (as the interpolation's `Wᵀ v`), each
+    /// summed into a private `m`-vector and the vectors added in block order: the
+    /// summation order, and so the result to the last bit, does not depend on the thread
+    /// count (splitting by thread count and merging with a rayon `reduce` made it depend on
+    /// both the count and the scheduling).
     fn transpose_into(&self, v: &[f64], out: &mut [f64]) {
         let m = out.len();
-        let parts = rayon::current_num_threads().clamp(1, self.n.max(1));
-        let per = self.n.div_ceil(parts).max(1);
-        let total = (0..parts)
-            .into_par_iter()
-            .map(|p| {
-                let mut acc = vec![0.0; m];
-                let mut tmp = Vec::new();
-                let rows = (p * per).min(self.n)..((p + 1) * per).min(self.n);
-                for (i, &vi) in rows.clone().zip(&v[rows]) {
-                    self.add_row_kron(i, vi, &mut acc, &mut tmp);
-                }
-                acc
-            })
-            .reduce(
-                || vec![0.0; m],
-                |mut a, b| {
-                    a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
-                    a
-                },
-            );
-        out.copy_from_slice(&total);
+        transpose_by_blocks(self.n, m, ROW_CHUNK, out, |rows| {
+            let mut acc = vec![0.0; m];
+            let mut tmp = Vec::new();
+            for (i, &vi) in rows.clone().zip(&v[rows]) {
+                self.add_row_kron(i, vi, &mut acc, &mut tmp);
+            }
+            (0, acc)
+        });
     }
 }
 

@@ -333,6 +333,73 @@ impl SufficientStats {
         plan_for(path, sizes, scheme, n, rayon::current_num_threads())
     }
 
+    /// Statistics from their parts, as [`grid`](Self::grid), [`options`](Self::options),
+    /// [`gram`](Self::gram), [`wty`](Self::wty), [`yty`](Self::yty) and
+    /// [`num_points`](Self::num_points) return them (for example read back from a file), so
+    /// that a model built on them needs no pass over the data.
+    ///
+    /// Only what can be checked without the data is: the stencil must be on `grid` with the
+    /// radius of `opts.scheme` (`stencil_width − 1`), `wty` must have one finite value per
+    /// grid node, `yty` must be finite and non-negative and `n ≥ 1`. That `S` is `WᵀW` for
+    /// some data is not checked.
+    ///
+    /// Errors: [`StructuredError::InvalidArgument`] for each failed check;
+    /// [`StructuredError::Linalg`] for a non-finite `wty`.
+    pub fn from_parts(
+        grid: RegularGrid,
+        opts: InterpolationOptions,
+        gram: StencilGram,
+        wty: Col<f64>,
+        yty: f64,
+        n: usize,
+    ) -> Result<Self> {
+        let radius = opts.scheme.stencil_width() - 1;
+        if gram.grid_sizes() != grid.sizes() || gram.radius() != radius {
+            return Err(StructuredError::InvalidArgument {
+                name: "gram",
+                reason: format!(
+                    "a stencil on a {:?} grid with radius {} does not fit {} interpolation on \
+                     a {:?} grid (radius {radius})",
+                    gram.grid_sizes(),
+                    gram.radius(),
+                    opts.scheme.name(),
+                    grid.sizes()
+                ),
+            });
+        }
+        if wty.nrows() != grid.num_points() {
+            return Err(StructuredError::InvalidArgument {
+                name: "wty",
+                reason: format!(
+                    "Wᵀy needs one value per grid node ({}), got {}",
+                    grid.num_points(),
+                    wty.nrows()
+                ),
+            });
+        }
+        check_finite_col(wty.as_ref(), "Wᵀy")?;
+        if !(yty.is_finite() && yty >= 0.0) {
+            return Err(StructuredError::InvalidArgument {
+                name: "yty",
+                reason: format!("yᵀy must be finite and non-negative, got {yty}"),
+            });
+        }
+        if n == 0 {
+            return Err(StructuredError::InvalidArgument {
+                name: "n",
+                reason: "statistics from parts need at least one point".into(),
+            });
+        }
+        Ok(Self {
+            grid,
+            opts,
+            gram,
+            wty,
+            yty,
+            n,
+        })
+    }
+
     /// Statistics of no data (all zero).
     pub fn empty(grid: &RegularGrid, opts: InterpolationOptions) -> Result<Self> {
         MomentAccumulator::new(grid, opts)?.finish()

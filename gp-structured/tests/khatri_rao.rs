@@ -206,3 +206,32 @@ proptest! {
         theorem2_case(&sizes, n, p, seed);
     }
 }
+
+/// `Kᵀ v` sums fixed row blocks in a fixed order, so 1, 2 and 3 threads give the same bits
+/// (enough rows for several blocks, each row adding into every grid value).
+#[test]
+fn transpose_product_does_not_depend_on_the_thread_count() {
+    let mut rng = ChaCha8Rng::seed_from_u64(41);
+    let n = 1500;
+    let factors: Vec<Mat<f64>> = [6, 5, 4]
+        .iter()
+        .map(|&m| random_mat(n, m, &mut rng))
+        .collect();
+    let k = RowKhatriRao::new(factors).unwrap();
+    let v = Col::from_fn(n, |_| rng.random::<f64>() - 0.5);
+    let bits = |threads: usize| -> Vec<u64> {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| k.apply_transpose(v.as_ref()).unwrap())
+            .iter()
+            .map(|x| x.to_bits())
+            .collect()
+    };
+    let one = bits(1);
+    assert_eq!(one.len(), 120);
+    for threads in [2, 3] {
+        assert_eq!(bits(threads), one, "{threads} threads");
+    }
+}

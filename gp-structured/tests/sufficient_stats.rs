@@ -596,3 +596,87 @@ fn auto_takes_moments_for_dense_data_and_the_scatter_for_sparse_data() {
     .unwrap();
     assert!(identical(&auto, &forced));
 }
+
+/// A statistic rebuilt from its parts (as a saved model reads them back) equals it, and
+/// each part is checked.
+#[test]
+fn from_parts_of_a_statistic_is_the_statistic() {
+    for (sizes, scheme) in [
+        (vec![12, 9], InterpolationScheme::Cubic),
+        (vec![10, 7, 6], InterpolationScheme::Linear),
+    ] {
+        let (grid, x, y) = setup(&sizes, 150, scheme, 31);
+        let s = SufficientStats::compute(&grid, x.as_ref(), y.as_ref(), opts(scheme)).unwrap();
+        let radius = s.gram().radius();
+        let gram = StencilGram::from_values(&sizes, radius, s.gram().values().to_vec()).unwrap();
+        assert_eq!(&gram, s.gram());
+        let parts = |gram: StencilGram, wty: Col<f64>, yty: f64, n: usize| {
+            SufficientStats::from_parts(grid.clone(), s.options(), gram, wty, yty, n)
+        };
+        let back = parts(gram.clone(), s.wty().to_owned(), s.yty(), s.num_points()).unwrap();
+        assert!(identical(&back, &s));
+        assert_eq!(back, s);
+
+        let bad = |r: Result<SufficientStats, StructuredError>| {
+            matches!(r, Err(StructuredError::InvalidArgument { .. }))
+        };
+        let wty = || s.wty().to_owned();
+        assert!(bad(parts(gram.clone(), wty(), s.yty(), 0)));
+        assert!(bad(parts(gram.clone(), wty(), -1.0, 5)));
+        assert!(bad(parts(gram.clone(), wty(), f64::NAN, 5)));
+        assert!(bad(parts(gram.clone(), Col::zeros(3), s.yty(), 5)));
+        let mut nan = wty();
+        nan[2] = f64::INFINITY;
+        assert!(matches!(
+            parts(gram.clone(), nan, s.yty(), 5),
+            Err(StructuredError::Linalg(_))
+        ));
+        // A stencil of the other scheme's radius, or on another grid.
+        let other = StencilGram::zeros(&sizes, if radius == 3 { 1 } else { 3 }).unwrap();
+        assert!(bad(parts(other, wty(), s.yty(), 5)));
+        let mut smaller = sizes.clone();
+        smaller[0] -= 1;
+        let other = StencilGram::zeros(&smaller, radius).unwrap();
+        assert!(bad(parts(other, wty(), s.yty(), 5)));
+    }
+}
+
+#[test]
+fn stencil_values_are_checked() {
+    let g = StencilGram::zeros(&[5, 4], 1).unwrap();
+    let len = g.values().len();
+    assert_eq!(len, 20 * g.row_len());
+    let bad = |v: Vec<f64>| {
+        matches!(
+            StencilGram::from_values(&[5, 4], 1, v),
+            Err(StructuredError::InvalidArgument { name: "values", .. })
+        )
+    };
+    assert!(bad(vec![0.0; len - 1]));
+    assert!(bad(vec![0.0; len + 1]));
+    let mut v = vec![0.0; len];
+    v[7] = f64::NAN;
+    assert!(bad(v));
+    // The last node's entries after the diagonal all leave the grid.
+    let mut v = vec![1.0; len];
+    assert!(bad(v.clone()));
+    for (j, row) in v.chunks_exact_mut(g.row_len()).enumerate() {
+        let multi = [j / 4, j % 4];
+        for (t, val) in row.iter_mut().enumerate() {
+            let delta = g.stencil_offset(g.stencil_len() / 2 + t).unwrap();
+            let inside = (0..2).all(|l| {
+                let i = multi[l] as isize + delta[l];
+                i >= 0 && (i as usize) < [5, 4][l]
+            });
+            if !inside {
+                *val = 0.0;
+            }
+        }
+    }
+    let ok = StencilGram::from_values(&[5, 4], 1, v.clone()).unwrap();
+    assert_eq!(ok.values(), v.as_slice());
+    assert!(matches!(
+        StencilGram::from_values(&[], 1, vec![]),
+        Err(StructuredError::InvalidArgument { .. })
+    ));
+}

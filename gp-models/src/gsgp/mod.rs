@@ -48,6 +48,7 @@
 //! * [`options`], [`memory`], `solve`: [`GsgpOptions`], the memory rule, the solves.
 
 mod interface;
+pub mod io;
 pub mod lml;
 pub mod log_det;
 pub mod love;

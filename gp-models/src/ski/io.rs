@@ -48,10 +48,10 @@ pub const SKI_FORMAT: &str = "gpscale.ski";
 /// reads.
 pub const SKI_FORMAT_VERSION: u32 = 1;
 
-/// [`InterpolationScheme`] as stored (gp-structured carries no serde).
+/// [`InterpolationScheme`] as stored (gp-structured carries no serde); GSGP files use it too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-enum SchemeRecord {
+pub(crate) enum SchemeRecord {
     Linear,
     Cubic,
 }
@@ -77,7 +77,7 @@ impl From<SchemeRecord> for InterpolationScheme {
 /// [`OutOfGrid`] as stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-enum OutOfGridRecord {
+pub(crate) enum OutOfGridRecord {
     Error,
     Clamp,
 }
@@ -158,9 +158,10 @@ impl From<OptionsRecord> for SkiOptions {
     }
 }
 
-/// The resolved grid: per axis its number of points, first point and spacing.
+/// The resolved grid: per axis its number of points, first point and spacing (GSGP files
+/// store their grid the same way).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct GridRecord {
+pub(crate) struct GridRecord {
     sizes: Vec<usize>,
     lo: Vec<f64>,
     spacing: Vec<f64>,
@@ -179,7 +180,7 @@ impl From<&RegularGrid> for GridRecord {
 impl GridRecord {
     /// The grid, with gp-structured's checks of each axis (finite start, positive finite
     /// spacing, at least 2 points).
-    fn to_grid(&self) -> Result<RegularGrid> {
+    pub(crate) fn to_grid(&self) -> Result<RegularGrid> {
         let d = self.sizes.len();
         for (context, len) in [
             ("saved grid: first points (one per axis)", self.lo.len()),

@@ -91,6 +91,66 @@ impl StencilGram {
         })
     }
 
+    /// The stencil matrix with the given stored values (layout of
+    /// [`values`](Self::values): `m × row_len()`, row `j`'s diagonal first), for example
+    /// values saved from another [`StencilGram`] of the same sizes and radius.
+    ///
+    /// Errors ([`StructuredError::InvalidArgument`]): the errors of [`zeros`](Self::zeros),
+    /// `values` of a length other than `m · row_len()`, a non-finite value, or a non-zero
+    /// value for a neighbour outside the grid (the layout keeps those zero, and the product
+    /// would silently ignore them, so such a file is damaged rather than a different matrix).
+    pub fn from_values(sizes: &[usize], radius: usize, values: Vec<f64>) -> Result<Self> {
+        let mut g = Self::zeros(sizes, radius)?;
+        if values.len() != g.data.len() {
+            return Err(StructuredError::InvalidArgument {
+                name: "values",
+                reason: format!(
+                    "a stencil matrix on a {sizes:?} grid with radius {radius} stores {} values \
+                     ({} nodes × {}), got {}",
+                    g.data.len(),
+                    g.m,
+                    g.h,
+                    values.len()
+                ),
+            });
+        }
+        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+            return Err(StructuredError::InvalidArgument {
+                name: "values",
+                reason: format!(
+                    "stored stencil value {i} (row {}, entry {}) is {}",
+                    i / g.h,
+                    i % g.h,
+                    values[i]
+                ),
+            });
+        }
+        let centre = g.k / 2;
+        let mut multi = vec![0usize; sizes.len()];
+        for (j, row) in values.chunks_exact(g.h).enumerate() {
+            // Only rows near a boundary can have neighbours outside; the test is cheap
+            // next to reading the file.
+            g.multi_of(j, &mut multi);
+            if let Some(t) = row
+                .iter()
+                .enumerate()
+                .position(|(t, &v)| v != 0.0 && !g.neighbour_in_grid(&multi, centre + t))
+            {
+                return Err(StructuredError::InvalidArgument {
+                    name: "values",
+                    reason: format!(
+                        "stored stencil value {} (row {j}, entry {t}) joins grid node {multi:?} \
+                         to a neighbour outside the grid and must be zero, got {}",
+                        j * g.h + t,
+                        row[t]
+                    ),
+                });
+            }
+        }
+        g.data = values;
+        Ok(g)
+    }
+
     /// Values stored per row, `((2r+1)^d + 1)/2`, for `d` dimensions and radius `r`; `None`
     /// if `(2r+1)^d` overflows `usize`. (Memory estimates use it before any grid exists.)
     pub fn stored_row_len(dims: usize, radius: usize) -> Option<usize> {
