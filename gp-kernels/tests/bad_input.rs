@@ -1,6 +1,6 @@
 //! Bad input gives typed errors, never a panic.
 
-mod common;
+use crate::common;
 
 use faer::Mat;
 use gp_kernels::{

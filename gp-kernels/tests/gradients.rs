@@ -6,7 +6,7 @@
 //! formula, not a noisy check. Entries whose derivative is (close to) zero are compared
 //! against the kernel's scale `σ²` instead (absolute `1e-9 σ²`).
 
-mod common;
+use crate::common;
 
 use faer::Mat;
 use gp_kernels::Kernel;

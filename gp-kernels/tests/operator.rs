@@ -1,6 +1,6 @@
 //! The matrix-free kernel operator against the dense `K + σ²I`.
 
-mod common;
+use crate::common;
 
 use faer::{Col, Mat};
 use gp_kernels::{Kernel, KernelError, KernelOperator, SquaredExponential};

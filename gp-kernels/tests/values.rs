@@ -1,7 +1,7 @@
 //! Known values, the fast dense builders against per-entry evaluation, separable factors
 //! and serialization.
 
-mod common;
+use crate::common;
 
 use faer::Mat;
 use gp_kernels::{FactorKind, Kernel, Matern, MaternNu, ProductKernel, SquaredExponential};

@@ -1,7 +1,7 @@
 //! The Cholesky jitter ladder: no jitter for SPD, some for rank-deficient PSD, a typed error
 //! for indefinite and non-finite input.
 
-mod common;
+use crate::common;
 
 use common::{assert_close, rand_mat, rand_spd, rng};
 use faer::Mat;

@@ -1,6 +1,6 @@
 //! Symmetric eigendecomposition: reconstruction, ordering, orthogonality and errors.
 
-mod common;
+use crate::common;
 
 use common::{rand_mat, rand_spd, rng};
 use faer::Mat;

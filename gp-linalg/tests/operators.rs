@@ -1,6 +1,6 @@
 //! Every operator against the dense matrix it represents.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! Property tests: operators of random shapes and values match their dense matrices, and
 //! constructors fed random bad input return `Err` instead of panicking.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

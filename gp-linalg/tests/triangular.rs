@@ -1,6 +1,6 @@
 //! Checked triangular solves against products with the triangle.
 
-mod common;
+use crate::common;
 
 use common::{assert_close, rand_mat, rng};
 use faer::Mat;

@@ -1,7 +1,7 @@
 //! Vector kernels and block helpers against plain loops, on both sides of the parallel
 //! threshold.
 
-mod common;
+use crate::common;
 
 use common::{assert_close, rand_mat, rng};
 use faer::{Col, Mat};

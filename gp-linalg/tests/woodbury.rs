@@ -7,7 +7,7 @@
 //! formula (which would give O(1) errors). The log-determinants are sums of `n + k`
 //! logarithms of well-scaled pivots, accurate to about `n ε` relative.
 
-mod common;
+use crate::common;
 
 use common::{assert_close, rand_col, rand_mat, rng};
 use faer::{Col, Mat};

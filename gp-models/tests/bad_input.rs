@@ -1,6 +1,6 @@
 //! Bad inputs give typed errors, never panics.
 
-mod common;
+use crate::common;
 
 use common::toy_data;
 use faer::{Col, Mat};

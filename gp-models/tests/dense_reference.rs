@@ -1,7 +1,7 @@
 //! Predictions and the log marginal likelihood against an independent dense computation
 //! (naive Cholesky and substitutions written in `common`), to 1e-10 relative.
 
-mod common;
+use crate::common;
 
 use common::*;
 use faer::Mat;

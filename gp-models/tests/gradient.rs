@@ -2,7 +2,7 @@
 //! every log hyperparameter (ARD length scales, variance, noise), and against the dense
 //! formula ½ tr((ααᵀ − A⁻¹) ∂A/∂θ) built from `Kernel::matrix_and_grads` and a naive inverse.
 
-mod common;
+use crate::common;
 
 use common::*;
 use faer::Col;

@@ -3,7 +3,7 @@
 //! against the dense eigen factor, with mixed factor kinds, on a 60 000-node 1-D grid, and
 //! the fallbacks when an embedding stays indefinite.
 
-mod gsgp_support;
+use crate::gsgp_support;
 
 use faer::{Col, Mat};
 use gp_kernels::SquaredExponential;

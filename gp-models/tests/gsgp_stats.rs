@@ -1,7 +1,7 @@
 //! GSGP from streamed statistics, its typed errors, and the independence of its per-iteration
 //! work from `n`.
 
-mod gsgp_support;
+use crate::gsgp_support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

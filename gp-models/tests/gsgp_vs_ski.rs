@@ -2,7 +2,7 @@
 //! posterior mean, covariance, log marginal likelihood, gradient and LOVE, for d = 1, 2, 3
 //! and both factorized solvers.
 
-mod gsgp_support;
+use crate::gsgp_support;
 
 use faer::Mat;
 use gp_linalg::DenseOperator;

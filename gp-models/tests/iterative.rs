@@ -3,7 +3,7 @@
 //! log marginal likelihood and its gradient agree within a few of their reported standard
 //! errors.
 
-mod common;
+use crate::common;
 
 use common::toy_data;
 use faer::{Col, Mat};

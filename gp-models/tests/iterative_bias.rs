@@ -16,7 +16,7 @@
 //! Without a preconditioner the probes are Rademacher, so `‖z‖² = n` exactly and the
 //! per-probe inequality is deterministic.
 
-mod common;
+use crate::common;
 
 use common::toy_data;
 use faer::{Col, Mat};

@@ -1,6 +1,6 @@
 //! JSON save and load: exact round trips and typed errors for damaged files.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gp_kernels::SquaredExponential;

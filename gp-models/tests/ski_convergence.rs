@@ -1,6 +1,6 @@
 //! SKI converges to the exact GP as the grid refines (smooth 1-D problem).
 
-mod ski_support;
+use crate::ski_support;
 
 use gp_kernels::SquaredExponential;
 use gp_models::{ExactGp, Ski};

@@ -2,7 +2,7 @@
 //! `W K_G Wᵀ + σ²I`, and mean, variance, covariance and log marginal likelihood against
 //! Cholesky of that same matrix, for d = 1 and d = 2.
 
-mod ski_support;
+use crate::ski_support;
 
 use faer::{Col, Mat};
 use gp_kernels::{FactorKind, MaternNu, ProductKernel, SquaredExponential};

@@ -1,7 +1,7 @@
 //! Typed errors of the SKI model: data outside the grid, kernels that are not separable or
 //! not stationary, grids too large for memory, bad options and bad data.
 
-mod ski_support;
+use crate::ski_support;
 
 use faer::{Col, Mat};
 use gp_kernels::{Kernel, Matern, MaternNu, SeparableFactors, SquaredExponential};

@@ -2,7 +2,7 @@
 //! likelihood (same grid, same `W`), exactly with complete probes and within the reported
 //! standard errors with random probes; and training.
 
-mod ski_support;
+use crate::ski_support;
 
 use faer::{Col, Mat};
 use gp_kernels::{FactorKind, Kernel, MaternNu, ProductKernel, SquaredExponential};

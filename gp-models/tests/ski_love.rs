@@ -1,6 +1,6 @@
 //! The LOVE low-rank covariance against the dense SKI posterior covariance as the rank grows.
 
-mod ski_support;
+use crate::ski_support;
 
 use gp_kernels::SquaredExponential;
 use gp_models::{LoveOptions, LoveStart, Ski};

@@ -1,7 +1,7 @@
 //! SKI gives the same bits on any number of threads: the interpolation's transpose product
 //! sums a fixed number of row blocks, not one per thread.
 
-mod ski_support;
+use crate::ski_support;
 
 use faer::Col;
 use gp_kernels::SquaredExponential;

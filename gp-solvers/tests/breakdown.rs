@@ -1,6 +1,6 @@
 //! Breakdowns end a column with a typed status; bad inputs are typed errors.
 
-mod common;
+use crate::common;
 
 use common::*;
 use faer::{ColMut, ColRef, Mat};

@@ -1,6 +1,6 @@
 //! Batched preconditioned CG against dense references.
 
-mod common;
+use crate::common;
 
 use common::*;
 use faer::Mat;

@@ -7,7 +7,7 @@
 //! iterates against the drift of plain CG under a different rounding, and iteration counts
 //! where the tolerance is reached before that drift.
 
-mod factorized_support;
+use crate::factorized_support;
 
 use factorized_support::*;
 use faer::{Col, Mat};

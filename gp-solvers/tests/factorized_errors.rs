@@ -1,7 +1,7 @@
 //! Input errors, degenerate inputs and breakdowns of the factorized solvers: typed errors
 //! or statuses, never panics.
 
-mod factorized_support;
+use crate::factorized_support;
 
 use factorized_support::*;
 use faer::{Col, ColMut, ColRef, Mat};

@@ -1,7 +1,7 @@
 //! Factorized Lanczos (FLA, EFLA; GSGP spec §3.6–§3.8) against plain Lanczos with full
 //! re-orthogonalization on the dense SKI operator `K̃ = W K_G Wᵀ + σ² I`.
 
-mod factorized_support;
+use crate::factorized_support;
 
 use factorized_support::*;
 use faer::Mat;

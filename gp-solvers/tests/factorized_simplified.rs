@@ -2,7 +2,7 @@
 //! range of `W`, against plain CG on the dense `K̃ = W K_G Wᵀ + σ² I`, and its posterior-mean
 //! use from `x₀ = y/σ²`.
 
-mod factorized_support;
+use crate::factorized_support;
 
 use factorized_support::*;
 use faer::{Col, Mat};

@@ -1,6 +1,6 @@
 //! Lanczos with full re-orthogonalization against dense references.
 
-mod common;
+use crate::common;
 
 use common::*;
 use faer::{Col, Mat};

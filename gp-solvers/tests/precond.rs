@@ -1,6 +1,6 @@
 //! Pivoted Cholesky and the preconditioner `L Lᵀ + σ²I` against dense references.
 
-mod common;
+use crate::common;
 
 use common::*;
 use faer::Mat;

@@ -1,7 +1,7 @@
 //! Property tests: CG against dense solves on random SPD systems; Ritz values of the CG
 //! tridiagonal lie inside the spectrum.
 
-mod common;
+use crate::common;
 
 use common::*;
 use gp_linalg::DenseOperator;

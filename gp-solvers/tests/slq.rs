@@ -1,6 +1,6 @@
 //! Stochastic Lanczos quadrature against exact log-determinants.
 
-mod common;
+use crate::common;
 
 use common::*;
 use faer::Mat;

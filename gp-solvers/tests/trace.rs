@@ -1,7 +1,7 @@
 //! Hutchinson trace estimation: unbiasedness (statistically) and exactness with complete
 //! probes, with and without preconditioner.
 
-mod common;
+use crate::common;
 
 use common::*;
 use faer::Mat;

@@ -2,8 +2,7 @@
 //! options and grid.
 #![allow(dead_code)]
 
-#[path = "../ski_support/mod.rs"]
-pub mod ski_support;
+pub(crate) use crate::ski_support;
 
 use faer::{Col, Mat};
 use gp_kernels::SquaredExponential;

@@ -1,0 +1,13 @@
+//! The integration tests of `gp-bench`, one module per file, compiled into one test binary
+//! (one link instead of one per file: faster builds and a smaller `target/`).
+
+mod csv_loader;
+mod datasets;
+mod datasets_command;
+mod demo_smoke;
+mod discovery;
+mod gsgp_reproduction;
+mod real_data;
+mod report_files;
+mod reproduce_smoke;
+mod synthetic;

@@ -1,0 +1,12 @@
+//! The integration tests of `gp-linalg`, one module per file, compiled into one test binary
+//! (one link instead of one per file: faster builds and a smaller `target/`).
+
+mod common;
+
+mod cholesky;
+mod eigen;
+mod operators;
+mod proptest_ops;
+mod triangular;
+mod vector;
+mod woodbury;

@@ -1,0 +1,28 @@
+//! The integration tests of `gp-models`, one module per file, compiled into one test binary
+//! (one link instead of one per file: faster builds and a smaller `target/`).
+
+mod common;
+mod gsgp_support;
+mod ski_support;
+
+mod bad_input;
+mod breakdown_scale;
+mod data_splits;
+mod dense_reference;
+mod gradient;
+mod gsgp_log_det;
+mod gsgp_stats;
+mod gsgp_vs_ski;
+mod interface;
+mod iterative;
+mod iterative_bad_input;
+mod iterative_bias;
+mod optimizers;
+mod recovery;
+mod save_load;
+mod ski_convergence;
+mod ski_dense;
+mod ski_errors;
+mod ski_gradient;
+mod ski_love;
+mod ski_threads;

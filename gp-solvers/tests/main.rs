@@ -1,0 +1,17 @@
+//! The integration tests of `gp-solvers`, one module per file, compiled into one test binary
+//! (one link instead of one per file: faster builds and a smaller `target/`).
+
+mod common;
+mod factorized_support;
+
+mod breakdown;
+mod cg;
+mod factorized_cg;
+mod factorized_errors;
+mod factorized_lanczos;
+mod factorized_simplified;
+mod lanczos;
+mod precond;
+mod properties;
+mod slq;
+mod trace;
