@@ -3,8 +3,9 @@
 //! training data and the string records of enums that carry no `serde`.
 //!
 //! Each model's `io` module ([`exact::io`](crate::exact::io),
-//! [`iterative::io`](crate::iterative::io), [`ski::io`](crate::ski::io)) defines its
-//! record and calls these helpers, so that every format rejects a foreign or newer file in
+//! [`iterative::io`](crate::iterative::io), [`ski::io`](crate::ski::io),
+//! [`gsgp::io`](crate::gsgp::io), which stores the sufficient statistics instead of the data)
+//! defines its record and calls these helpers, so that every format rejects a foreign or newer file in
 //! the same way: a wrong `format` is [`ModelError::Serialization`], a version this crate
 //! does not read is [`ModelError::UnsupportedVersion`], and unreadable or malformed JSON
 //! (a truncated file included) is [`ModelError::Serialization`].
