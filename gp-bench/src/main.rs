@@ -144,7 +144,7 @@ enum BenchName {
     KernelOperator,
     /// faer Cholesky, sequential against rayon (default n = 1000,2000,4000).
     Cholesky,
-    /// SKI operator product at n = 10^6, d = 1, m = 10^4 against GPyTorch's KISS-GP (550 ms),
+    /// SKI operator product at n = 10^6, d = 1, m = 10^4,
     /// and a d = 3, n = 10^5, 30³-grid SKI run (default n = 1000000).
     SkiMatvec,
     /// The GSGP very-large run alone: n streamed 3-D points (default 100000000) on the
