@@ -14,7 +14,7 @@ use gp_linalg::LinearOperator;
 use gp_solvers::LanczosStatus;
 use gp_structured::{InterpolationOptions, InterpolationWeights, RegularGrid};
 
-use crate::core::VarianceSource;
+use crate::core::{LatentPrediction, PredictRequest, SolveReport, VarianceSource};
 use crate::error::{ModelError, Result};
 use crate::grid::kernel::GridKernel;
 use crate::grid::stencil::{prior_covariance, prior_variance};
@@ -146,7 +146,7 @@ impl LoveCache {
 
 /// LOVE options of rank `rank` (the other settings as [`LoveOptions::default`]), refusing
 /// rank 0.
-pub(crate) fn love_options(rank: usize) -> Result<LoveOptions> {
+fn love_options(rank: usize) -> Result<LoveOptions> {
     if rank == 0 {
         return Err(ModelError::InvalidOption {
             name: "VarianceMethod::Love::rank",
@@ -159,8 +159,54 @@ pub(crate) fn love_options(rank: usize) -> Result<LoveOptions> {
     })
 }
 
+/// How a grid model (SKI, GSGP) computes what a prediction request asks for beyond the mean.
+pub(crate) trait GridVariances {
+    /// The rank-`k` LOVE cache of the model.
+    fn love_cache(&self, options: &LoveOptions) -> Result<LoveCache>;
+    /// Latent variances of the test points by one solve per point.
+    fn solved_variance(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>>;
+    /// The latent covariance of the test points by solves.
+    fn solved_covariance(&self, x_test: MatRef<'_, f64>) -> Result<Mat<f64>>;
+}
+
+/// The latent prediction of a grid model from its mean, the mean solve's report and the
+/// request: LOVE for the request's rank (if any), exact solves otherwise.
+pub(crate) fn grid_latent_prediction<M: GridVariances>(
+    model: &M,
+    n_train: usize,
+    x_test: MatRef<'_, f64>,
+    request: &PredictRequest,
+    mean: Col<f64>,
+    mean_solve: Option<SolveReport>,
+) -> Result<LatentPrediction> {
+    if !request.wants_variance() {
+        return Ok(LatentPrediction::new(mean, None, None, None, mean_solve));
+    }
+    let wants_cov = request.wants_covariance();
+    let (variance, covariance, source) = match request.love_rank(n_train) {
+        Some(rank) => love_variances(&model.love_cache(&love_options(rank)?)?, x_test, wants_cov)?,
+        None if wants_cov => {
+            let cov = model.solved_covariance(x_test)?;
+            (diagonal(&cov), Some(cov), VarianceSource::Solves)
+        }
+        None => (model.solved_variance(x_test)?, None, VarianceSource::Solves),
+    };
+    Ok(LatentPrediction::new(
+        mean,
+        Some(variance),
+        covariance,
+        Some(source),
+        mean_solve,
+    ))
+}
+
+/// The diagonal of a covariance, clamped at 0 against round-off.
+fn diagonal(cov: &Mat<f64>) -> Col<f64> {
+    Col::from_fn(cov.nrows(), |i| cov[(i, i)].max(0.0))
+}
+
 /// Variances (and the covariance, if `covariance`) of the test points from a LOVE cache.
-pub(crate) fn love_variances(
+fn love_variances(
     cache: &LoveCache,
     x_test: MatRef<'_, f64>,
     covariance: bool,
@@ -168,8 +214,7 @@ pub(crate) fn love_variances(
     let source = VarianceSource::Love { rank: cache.rank() };
     if covariance {
         let cov = cache.latent_covariance(x_test)?;
-        let var = Col::from_fn(cov.nrows(), |i| cov[(i, i)].max(0.0));
-        Ok((var, Some(cov), source))
+        Ok((diagonal(&cov), Some(cov), source))
     } else {
         Ok((cache.latent_variance(x_test)?, None, source))
     }

@@ -1,15 +1,14 @@
 //! [`Gsgp`] as a [`GpModel`].
 
-use faer::{Col, MatRef};
+use faer::{Col, Mat, MatRef};
 use gp_kernels::Kernel;
 
 use crate::core::summary::write_summary;
 use crate::core::{
     Gaussian, GpModel, LatentPrediction, LmlEstimate, LmlRequest, PredictRequest, ProbeSource,
-    VarianceSource,
 };
 use crate::error::{ModelError, Result};
-use crate::grid::love::{love_options, love_variances};
+use crate::grid::love::{grid_latent_prediction, GridVariances, LoveCache, LoveOptions};
 use crate::gsgp::model::Gsgp;
 
 impl<K: Kernel + Clone + Send + Sync> GpModel for Gsgp<K> {
@@ -59,32 +58,7 @@ impl<K: Kernel + Clone + Send + Sync> GpModel for Gsgp<K> {
         } else {
             None
         };
-        if !request.wants_variance() {
-            return Ok(LatentPrediction::new(mean, None, None, None, mean_solve));
-        }
-        let (variance, covariance, source) = match request.love_rank(self.n_train()) {
-            Some(rank) => {
-                let cache = self.love(&love_options(rank)?)?;
-                love_variances(&cache, x_test, request.wants_covariance())?
-            }
-            None if request.wants_covariance() => {
-                let cov = self.predict_latent_covariance(x_test)?;
-                let var = Col::from_fn(cov.nrows(), |i| cov[(i, i)].max(0.0));
-                (var, Some(cov), VarianceSource::Solves)
-            }
-            None => (
-                self.predict_latent_variance(x_test)?,
-                None,
-                VarianceSource::Solves,
-            ),
-        };
-        Ok(LatentPrediction::new(
-            mean,
-            Some(variance),
-            covariance,
-            Some(source),
-            mean_solve,
-        ))
+        grid_latent_prediction(self, self.n_train(), x_test, request, mean, mean_solve)
     }
 
     /// The SLQ estimate in the `r`-dimensional space of the log-determinant identity and,
@@ -124,6 +98,20 @@ impl<K: Kernel + Clone + Send + Sync> GpModel for Gsgp<K> {
 
     fn probe_seed(&self) -> u64 {
         self.options.seed
+    }
+}
+
+impl<K: Kernel + Clone + Send + Sync> GridVariances for Gsgp<K> {
+    fn love_cache(&self, options: &LoveOptions) -> Result<LoveCache> {
+        self.love(options)
+    }
+
+    fn solved_variance(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>> {
+        self.predict_latent_variance(x_test)
+    }
+
+    fn solved_covariance(&self, x_test: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        self.predict_latent_covariance(x_test)
     }
 }
 
