@@ -9,6 +9,8 @@ use gp_bench::papers::gsgp::gsgp_side::{
 };
 use gp_bench::papers::gsgp::large::{chunk, us_grid};
 use gp_bench::papers::gsgp::sound::sound_bounds;
+use gp_models::grid::GridSettings;
+use gp_models::EstimatorSettings;
 use gp_models::{Ski, SkiOptions};
 
 #[test]
@@ -30,9 +32,15 @@ fn gsgp_registers_four_experiments() {
 fn memory_ratio(x: &Mat<f64>, m: usize) -> f64 {
     let y = Col::from_fn(x.nrows(), |i| (i as f64 * 0.01).sin());
     let opts = SkiOptions {
-        grid_sizes: vec![m],
-        bounds: Some(sound_bounds(m)),
-        probes: 1,
+        grid: GridSettings {
+            sizes: vec![m],
+            bounds: Some(sound_bounds(m)),
+            ..GridSettings::default()
+        },
+        estimator: EstimatorSettings {
+            probes: 1,
+            ..EstimatorSettings::default()
+        },
         ..SkiOptions::default()
     };
     let ski = Ski::fit(SOUND.kernel().unwrap(), x.as_ref(), y.as_ref(), 1e-4, &opts).unwrap();

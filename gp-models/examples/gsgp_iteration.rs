@@ -17,6 +17,8 @@ use std::time::Instant;
 
 use faer::{Col, Mat};
 use gp_kernels::SquaredExponential;
+use gp_models::grid::GridSettings;
+use gp_models::KrylovSettings;
 use gp_models::{Gsgp, GsgpOptions};
 use gp_solvers::factorized::WeightSpaceSystem;
 use rand::{Rng, SeedableRng};
@@ -66,8 +68,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     let kernel = SquaredExponential::new(vec![0.25, 0.25, 200.0], 3.5)?;
     let options = GsgpOptions {
-        grid_sizes: sizes.clone(),
-        prediction_tolerance: 1e-2,
+        grid: GridSettings {
+            sizes: sizes.clone(),
+            ..GridSettings::default()
+        },
+        krylov: KrylovSettings {
+            prediction_tolerance: 1e-2,
+            ..KrylovSettings::default()
+        },
         ..GsgpOptions::default()
     };
     let t0 = Instant::now();

@@ -14,6 +14,7 @@ use std::time::Instant;
 use faer::{Col, Mat};
 use gp_kernels::{KernelOperator, SquaredExponential};
 use gp_linalg::LinearOperator;
+use gp_models::{EstimatorSettings, KrylovSettings};
 use gp_models::{IterativeGp, IterativeOptions};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -42,9 +43,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     let kernel = SquaredExponential::isotropic(d, 0.3, 1.0)?;
     let options = IterativeOptions {
-        probes: 10,
+        krylov: KrylovSettings {
+            max_iterations: 20,
+            ..KrylovSettings::default()
+        },
+        estimator: EstimatorSettings {
+            probes: 10,
+            ..EstimatorSettings::default()
+        },
         preconditioner_rank: 15,
-        max_cg_iterations: 20,
         max_lanczos_iterations: Some(20),
         ..IterativeOptions::default()
     };
@@ -52,7 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "iterative exact GP, one LML + gradient step: n = {n}, d = {d}, probes = {}, \
          preconditioner rank = {}, CG/Lanczos cap = 20, rayon threads = {}",
-        options.probes,
+        options.estimator.probes,
         options.preconditioner_rank,
         rayon::current_num_threads()
     );

@@ -17,6 +17,7 @@ use std::time::Instant;
 
 use faer::{Col, Mat};
 use gp_kernels::SquaredExponential;
+use gp_models::grid::GridSettings;
 use gp_models::{GpModel, PredictRequest, Ski, SkiOptions, VarianceMethod};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -43,7 +44,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let x_test = Mat::from_fn(b, 1, |i, _| (i as f64 + 0.5) / b as f64);
     let kernel = SquaredExponential::new(vec![0.05], 1.0)?;
     let options = SkiOptions {
-        grid_sizes: vec![m],
+        grid: GridSettings {
+            sizes: vec![m],
+            ..GridSettings::default()
+        },
         ..SkiOptions::default()
     };
     let t = Instant::now();

@@ -145,7 +145,7 @@ pub enum ModelError {
     #[error(
         "a grid of {grid_points} points would need about {estimated_bytes} bytes \
          ({vectors} vectors of length m, 8 bytes per entry), more than the limit of {limit_bytes} bytes \
-         ({limit_source}); use fewer grid points per dimension or raise SkiOptions::memory_limit"
+         ({limit_source}); use fewer grid points per dimension or raise SkiOptions::grid.memory_limit"
     )]
     GridTooLarge {
         /// Number of grid points `m = Π m_l` (saturating).

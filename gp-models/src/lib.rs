@@ -32,7 +32,8 @@
 //! // same function.
 //! let exact = ExactGp::fit(kernel.clone(), x.as_ref(), y.as_ref(), 0.1)?;
 //! let ski = Ski::fit(kernel, x.as_ref(), y.as_ref(), 0.1,
-//!                    &SkiOptions { grid_sizes: vec![200], ..SkiOptions::default() })?;
+//!                    &SkiOptions { grid: GridSettings { sizes: vec![200], ..Default::default() },
+//!                                  ..SkiOptions::default() })?;
 //! let a = fit_and_predict(&exact, &x_test)?;
 //! let b = fit_and_predict(&ski, &x_test)?;
 //! for i in 0..3 {
@@ -93,10 +94,11 @@ mod validate;
 pub use faer;
 
 pub use crate::core::{
-    train, train_observed, Gaussian, GpModel, LatentPrediction, Likelihood, LmlEstimate,
-    LmlRequest, Optimizer, PhaseTimes, PredictOutput, PredictRequest, Prediction, ProbeSource,
-    SolveReport, TrainOptions, TrainProgress, TrainReport, TrainResult, TrainRun,
-    TrainingObjective, VarianceMethod, VarianceSource, LOVE_AUTO_MIN_TRAIN, LOVE_DEFAULT_RANK,
+    train, train_observed, EstimatorSettings, Gaussian, GpModel, KrylovSettings, LatentPrediction,
+    Likelihood, LmlEstimate, LmlRequest, Optimizer, PhaseTimes, PredictOutput, PredictRequest,
+    Prediction, ProbeSource, SolveReport, TrainOptions, TrainProgress, TrainReport, TrainResult,
+    TrainRun, TrainingObjective, VarianceMethod, VarianceSource, DEFAULT_PREDICTION_TOLERANCE,
+    LOVE_AUTO_MIN_TRAIN, LOVE_DEFAULT_RANK,
 };
 pub use error::{ModelError, Result};
 pub use exact::{ExactGp, FitOptions};

@@ -8,7 +8,9 @@ use crate::gsgp_support;
 use faer::{Col, Mat};
 use gp_kernels::SquaredExponential;
 use gp_linalg::Cholesky;
+use gp_models::grid::GridSettings;
 use gp_models::gsgp::LogDetFactorKind;
+use gp_models::{EstimatorSettings, KrylovSettings};
 use gp_models::{Gsgp, GsgpOptions, GsgpSolver, ModelError, Ski, SkiOptions};
 use gp_solvers::Probes;
 use gsgp_support::{data, problem, tight, DenseSki};
@@ -58,7 +60,7 @@ fn small(
         x.as_ref(),
         y.as_ref(),
         0.05,
-        &GsgpOptions::from(&ski_opts),
+        &crate::gsgp_support::gsgp_options(&ski_opts),
     )
     .unwrap();
     (ski, gsgp, x, y)
@@ -81,8 +83,8 @@ fn circulant_slq_is_within_its_standard_error_of_the_dense_log_det() {
     for d in 1..=2 {
         let p = problem(d, GsgpSolver::Efcg);
         let mut opts = p.gsgp.options().clone();
-        opts.probes = 30;
-        opts.cg_tolerance = 1e-8;
+        opts.estimator.probes = 30;
+        opts.krylov.tolerance = 1e-8;
         opts.log_det_dense_factor_max = 0;
         let gsgp = refit(&p.gsgp, &p.x, &p.y, &opts);
         let kinds = gsgp.log_det_factor_kinds().unwrap();
@@ -205,7 +207,10 @@ fn indefinite_embedding_falls_back_to_dense_or_is_refused() {
     let (x, y) = data(100, 1, 4.0, 5);
     let kernel = SquaredExponential::new(vec![1000.0], 1.0).unwrap();
     let base = GsgpOptions {
-        grid_sizes: vec![40],
+        grid: GridSettings {
+            sizes: vec![40],
+            ..GridSettings::default()
+        },
         log_det_dense_factor_max: 0,
         ..GsgpOptions::default()
     };
@@ -227,7 +232,10 @@ fn indefinite_embedding_falls_back_to_dense_or_is_refused() {
     // 30 kB: enough for the grid (82 m-vectors of 40 entries, 26 kB), not for the dense
     // eigendecomposition (24 · 40² = 38 kB).
     let tight_memory = GsgpOptions {
-        memory_limit: Some(30_000),
+        grid: GridSettings {
+            memory_limit: Some(30_000),
+            ..base.grid
+        },
         ..base
     };
     let refused = Gsgp::fit(kernel, x.as_ref(), y.as_ref(), 0.05, &tight_memory).unwrap();
@@ -302,10 +310,18 @@ fn sixty_thousand_node_grid_has_a_log_det() {
     let (x, y) = data(n, 1, 60.0, 11);
     let kernel = SquaredExponential::new(vec![0.3], 1.0).unwrap();
     let ski_opts = SkiOptions {
-        grid_sizes: vec![60_004],
-        probes: 10,
-        cg_tolerance: 1e-5,
-        ..SkiOptions::default()
+        grid: GridSettings {
+            sizes: vec![60_004],
+            ..GridSettings::default()
+        },
+        krylov: KrylovSettings {
+            tolerance: 1e-5,
+            ..KrylovSettings::default()
+        },
+        estimator: EstimatorSettings {
+            probes: 10,
+            ..EstimatorSettings::default()
+        },
     };
     let sigma2 = 0.2;
     let gsgp = Gsgp::fit(
@@ -313,7 +329,7 @@ fn sixty_thousand_node_grid_has_a_log_det() {
         x.as_ref(),
         y.as_ref(),
         sigma2,
-        &GsgpOptions::from(&ski_opts),
+        &crate::gsgp_support::gsgp_options(&ski_opts),
     )
     .unwrap();
     let kinds = gsgp.log_det_factor_kinds().unwrap();

@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use faer::{Col, ColMut, ColRef, Mat};
 use gp_kernels::{Matern, MaternNu, SquaredExponential};
+use gp_models::grid::GridSettings;
+use gp_models::{EstimatorSettings, KrylovSettings};
 use gp_models::{Gsgp, GsgpOptions, GsgpSolver, ModelError};
 use gp_solvers::factorized::{
     efcg, efcg_simplified, FactorizedCgOptions, StartVector, WeightSpaceSystem,
@@ -128,8 +130,11 @@ fn with_log_params_reuses_the_statistics() {
 fn training_point_outside_explicit_bounds_is_refused() {
     let (x, y) = data(50, 2, 1.0, 5);
     let opts = GsgpOptions {
-        grid_sizes: vec![12, 12],
-        bounds: Some(vec![(0.0, 0.5), (0.0, 1.2)]),
+        grid: GridSettings {
+            sizes: vec![12, 12],
+            bounds: Some(vec![(0.0, 0.5), (0.0, 1.2)]),
+            ..GridSettings::default()
+        },
         ..GsgpOptions::default()
     };
     let kernel = SquaredExponential::new(vec![0.3, 0.3], 1.0).unwrap();
@@ -167,7 +172,10 @@ fn non_separable_kernel_is_refused() {
     let (x, y) = data(40, 2, 1.0, 3);
     let matern = Matern::new(MaternNu::FiveHalves, vec![0.5, 0.7], 1.0).unwrap();
     let opts = GsgpOptions {
-        grid_sizes: vec![12, 12],
+        grid: GridSettings {
+            sizes: vec![12, 12],
+            ..GridSettings::default()
+        },
         ..GsgpOptions::default()
     };
     match Gsgp::fit(matern, x.as_ref(), y.as_ref(), 0.1, &opts).unwrap_err() {
@@ -183,8 +191,11 @@ fn non_separable_kernel_is_refused() {
 fn too_large_grid_is_refused_with_the_estimate() {
     let (x, y) = data(40, 3, 1.0, 4);
     let opts = GsgpOptions {
-        grid_sizes: vec![1000, 1000, 1000],
-        memory_limit: Some(1 << 30),
+        grid: GridSettings {
+            sizes: vec![1000, 1000, 1000],
+            memory_limit: Some(1 << 30),
+            ..GridSettings::default()
+        },
         ..GsgpOptions::default()
     };
     let kernel = SquaredExponential::new(vec![0.3; 3], 1.0).unwrap();
@@ -201,7 +212,7 @@ fn too_large_grid_is_refused_with_the_estimate() {
             assert_eq!(*vectors, 172 + 15 + 6 * 10);
             assert_eq!(*estimated_bytes, 8 * 1_000_000_000 * (172 + 15 + 60));
             assert_eq!(*limit_bytes, 1 << 30);
-            assert_eq!(*limit_source, "GsgpOptions::memory_limit");
+            assert_eq!(*limit_source, "GsgpOptions::grid.memory_limit");
         }
         other => panic!("expected GridTooLarge, got {other:?}"),
     }
@@ -216,8 +227,11 @@ fn too_large_grid_is_refused_with_the_estimate() {
 fn too_large_log_det_factor_is_refused_but_the_mean_works() {
     let (x, y) = data(100, 1, 4.0, 6);
     let opts = GsgpOptions {
-        grid_sizes: vec![2000],
-        memory_limit: Some(10 << 20),
+        grid: GridSettings {
+            sizes: vec![2000],
+            memory_limit: Some(10 << 20),
+            ..GridSettings::default()
+        },
         ..GsgpOptions::default()
     };
     let kernel = SquaredExponential::new(vec![0.5], 1.0).unwrap();
@@ -243,15 +257,21 @@ fn bad_inputs_are_typed_errors() {
     let (x, y) = data(30, 2, 1.0, 7);
     let kernel = SquaredExponential::new(vec![0.3, 0.3], 1.0).unwrap();
     let opts = GsgpOptions {
-        grid_sizes: vec![10, 10],
+        grid: GridSettings {
+            sizes: vec![10, 10],
+            ..GridSettings::default()
+        },
         ..GsgpOptions::default()
     };
     let bad = GsgpOptions {
-        probes: 0,
+        estimator: EstimatorSettings {
+            probes: 0,
+            ..opts.estimator
+        },
         ..opts.clone()
     };
     match Gsgp::fit(kernel.clone(), x.as_ref(), y.as_ref(), 0.1, &bad).unwrap_err() {
-        ModelError::InvalidOption { name, .. } => assert_eq!(name, "GsgpOptions::probes"),
+        ModelError::InvalidOption { name, .. } => assert_eq!(name, "GsgpOptions::estimator.probes"),
         other => panic!("{other:?}"),
     }
     assert!(matches!(
@@ -272,13 +292,16 @@ fn bad_inputs_are_typed_errors() {
     let stats =
         SufficientStats::compute(&grid, x.as_ref(), y.as_ref(), opts.interpolation()).unwrap();
     let linear = GsgpOptions {
-        scheme: InterpolationScheme::Linear,
+        grid: GridSettings {
+            scheme: InterpolationScheme::Linear,
+            ..opts.grid.clone()
+        },
         ..opts.clone()
     };
     assert!(matches!(
         Gsgp::from_stats(kernel, stats.clone(), 0.1, &linear),
         Err(ModelError::InvalidOption {
-            name: "GsgpOptions::scheme",
+            name: "GsgpOptions::grid.scheme",
             ..
         })
     ));
@@ -287,7 +310,7 @@ fn bad_inputs_are_typed_errors() {
         Gsgp::from_stats(k1, stats, 0.1, &opts),
         Err(ModelError::KernelDim { .. })
     ));
-    let tight_opts = GsgpOptions::from(&tight(vec![10, 10]));
+    let tight_opts = crate::gsgp_support::gsgp_options(&tight(vec![10, 10]));
     let gsgp = Gsgp::fit(
         SquaredExponential::new(vec![0.3, 0.3], 1.0).unwrap(),
         x.as_ref(),
@@ -333,8 +356,16 @@ fn per_iteration_work_does_not_depend_on_n() {
     // makes exactly one K_G and one S product per iteration, and keeps the same storage.
     let kernel = SquaredExponential::new(vec![0.4, 0.5], 1.0).unwrap();
     let opts = GsgpOptions {
-        grid_sizes: vec![24, 20],
-        bounds: Some(vec![(-0.5, 2.5), (-0.5, 2.5)]),
+        grid: GridSettings {
+            sizes: vec![24, 20],
+            bounds: Some(vec![(-0.5, 2.5), (-0.5, 2.5)]),
+            ..GridSettings::default()
+        },
+        // The model's mean weights to the solver's 1e-8 below (the default is looser).
+        krylov: KrylovSettings {
+            prediction_tolerance: 1e-8,
+            ..KrylovSettings::default()
+        },
         ..GsgpOptions::default()
     };
     let mut records = Vec::new();

@@ -7,7 +7,7 @@ use crate::gsgp_support;
 use faer::Mat;
 use gp_linalg::DenseOperator;
 use gp_models::{GpModel, PredictRequest};
-use gp_models::{Gsgp, GsgpOptions, GsgpSolver, LoveOptions, LoveStart, Ski};
+use gp_models::{Gsgp, GsgpSolver, LoveOptions, LoveStart, Ski};
 use gp_solvers::{cg, CgOptions, Probes};
 use gsgp_support::{problem, rel_diff_col, rel_diff_mat, tests_for, DenseSki};
 
@@ -64,7 +64,7 @@ fn efcg_mean_takes_ski_iteration_count() {
         for d in 1..=3 {
             let p = problem(d, GsgpSolver::Efcg);
             let mut ski_opts = p.ski.options().clone();
-            ski_opts.prediction_tolerance = tol;
+            ski_opts.krylov.prediction_tolerance = tol;
             let ski = Ski::fit(
                 p.ski.kernel().clone(),
                 p.x.as_ref(),
@@ -78,12 +78,12 @@ fn efcg_mean_takes_ski_iteration_count() {
                 p.x.as_ref(),
                 p.y.as_ref(),
                 0.05,
-                &GsgpOptions::from(&ski_opts),
+                &crate::gsgp_support::gsgp_options(&ski_opts),
             )
             .unwrap();
             let g = gsgp.mean_solve_report().unwrap().iterations as i64;
             let s = ski.alpha_report().unwrap().iterations as i64;
-            let c = dense_cg_iterations(&ski, p.y.as_ref(), tol, ski_opts.max_cg_iterations);
+            let c = dense_cg_iterations(&ski, p.y.as_ref(), tol, ski_opts.krylov.max_iterations);
             let (lo, hi) = (s.min(c), s.max(c));
             let slack = 1.max(hi / 20);
             assert!(
@@ -185,8 +185,8 @@ fn lml_estimate_with_random_probes_is_within_its_standard_error() {
     for d in 1..=3 {
         let mut p = problem(d, GsgpSolver::Efcg);
         let mut opts = p.gsgp.options().clone();
-        opts.probes = 30;
-        opts.cg_tolerance = 1e-8;
+        opts.estimator.probes = 30;
+        opts.krylov.tolerance = 1e-8;
         p.gsgp = gp_models::Gsgp::fit(
             p.gsgp.kernel().clone(),
             p.x.as_ref(),

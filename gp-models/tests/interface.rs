@@ -6,7 +6,9 @@ use std::ops::ControlFlow;
 
 use faer::{Col, Mat, MatRef};
 use gp_kernels::SquaredExponential;
+use gp_models::grid::GridSettings;
 use gp_models::prelude::*;
+use gp_models::KrylovSettings;
 use gp_models::{AdamOptions, ConvergenceReason, LbfgsOptions, VarianceSource};
 use gp_solvers::{ProbeOptions, Probes};
 
@@ -30,8 +32,14 @@ const NOISE: f64 = 0.01;
 
 fn ski_options() -> SkiOptions {
     SkiOptions {
-        grid_sizes: vec![200],
-        prediction_tolerance: 1e-10,
+        grid: GridSettings {
+            sizes: vec![200],
+            ..GridSettings::default()
+        },
+        krylov: KrylovSettings {
+            prediction_tolerance: 1e-10,
+            ..KrylovSettings::default()
+        },
         ..SkiOptions::default()
     }
 }
@@ -57,7 +65,10 @@ fn one_generic_function_serves_every_model() {
         y.as_ref(),
         NOISE,
         &IterativeOptions {
-            prediction_tolerance: 1e-10,
+            krylov: KrylovSettings {
+                prediction_tolerance: 1e-10,
+                ..KrylovSettings::default()
+            },
             ..IterativeOptions::default()
         },
     )
@@ -68,7 +79,7 @@ fn one_generic_function_serves_every_model() {
         x.as_ref(),
         y.as_ref(),
         NOISE,
-        &GsgpOptions::from(&ski_options()),
+        &crate::gsgp_support::gsgp_options(&ski_options()),
     )
     .unwrap();
 
@@ -168,7 +179,7 @@ fn love_variances_approach_the_exact_ones_with_the_rank() {
         x.as_ref(),
         y.as_ref(),
         NOISE,
-        &GsgpOptions::from(&ski_options()),
+        &crate::gsgp_support::gsgp_options(&ski_options()),
     )
     .unwrap();
     let exact = ski
@@ -276,7 +287,7 @@ fn lml_requests_choose_probes_and_gradient() {
         x.as_ref(),
         y.as_ref(),
         NOISE,
-        &GsgpOptions::from(&ski_options()),
+        &crate::gsgp_support::gsgp_options(&ski_options()),
     )
     .unwrap();
     let r = gsgp.log_det_dim().unwrap();

@@ -12,6 +12,7 @@ use gp_models::{
     train, AdamOptions, ExactGp, FitOptions, IterativeGp, IterativeOptions, LbfgsOptions,
     Optimizer, TrainOptions,
 };
+use gp_models::{EstimatorSettings, KrylovSettings};
 use gp_models::{GpModel, PredictRequest};
 
 /// Data and a kernel whose system is moderately conditioned (noise 0.05, length scales
@@ -24,11 +25,17 @@ fn setup(n: usize) -> (Mat<f64>, Col<f64>, SquaredExponential, f64) {
 
 fn tight(probes: usize, rank: usize) -> IterativeOptions {
     IterativeOptions {
-        probes,
-        cg_tolerance: 1e-11,
-        prediction_tolerance: 1e-12,
+        krylov: KrylovSettings {
+            tolerance: 1e-11,
+            prediction_tolerance: 1e-12,
+            ..KrylovSettings::default()
+        },
+        estimator: EstimatorSettings {
+            probes,
+            seed: 3,
+            ..EstimatorSettings::default()
+        },
         preconditioner_rank: rank,
-        seed: 3,
         ..IterativeOptions::default()
     }
 }
@@ -156,7 +163,10 @@ fn reported_std_error_is_calibrated() {
     // (10 probes each). With 40 seeds the sample sd has a relative error of about 11%.
     let (x, y, kernel, noise) = setup(150);
     let opts = IterativeOptions {
-        cg_tolerance: 1e-10,
+        krylov: KrylovSettings {
+            tolerance: 1e-10,
+            ..KrylovSettings::default()
+        },
         ..IterativeOptions::default()
     };
     let gp = IterativeGp::fit_with_options(kernel, x.as_ref(), y.as_ref(), noise, &opts).unwrap();

@@ -5,6 +5,7 @@ use crate::common;
 use common::toy_data;
 use faer::{Col, Mat};
 use gp_kernels::SquaredExponential;
+use gp_models::{EstimatorSettings, KrylovSettings};
 use gp_models::{GpModel, PredictRequest};
 use gp_models::{IterativeGp, IterativeOptions, KernelColumns, ModelError};
 use proptest::prelude::*;
@@ -82,23 +83,38 @@ fn invalid_options() {
     let (x, y) = toy_data(20, 2, 1.0, 0);
     let bad = [
         IterativeOptions {
-            probes: 0,
+            estimator: EstimatorSettings {
+                probes: 0,
+                ..EstimatorSettings::default()
+            },
             ..Default::default()
         },
         IterativeOptions {
-            cg_tolerance: -1.0,
+            krylov: KrylovSettings {
+                tolerance: -1.0,
+                ..KrylovSettings::default()
+            },
             ..Default::default()
         },
         IterativeOptions {
-            cg_tolerance: f64::NAN,
+            krylov: KrylovSettings {
+                tolerance: f64::NAN,
+                ..KrylovSettings::default()
+            },
             ..Default::default()
         },
         IterativeOptions {
-            prediction_tolerance: f64::INFINITY,
+            krylov: KrylovSettings {
+                prediction_tolerance: f64::INFINITY,
+                ..KrylovSettings::default()
+            },
             ..Default::default()
         },
         IterativeOptions {
-            max_cg_iterations: 0,
+            krylov: KrylovSettings {
+                max_iterations: 0,
+                ..KrylovSettings::default()
+            },
             ..Default::default()
         },
         IterativeOptions {
@@ -115,7 +131,10 @@ fn invalid_options() {
     }
     let gp = fit(&x, &y, se(2), 0.1).unwrap();
     let opts = IterativeOptions {
-        probes: 0,
+        estimator: EstimatorSettings {
+            probes: 0,
+            ..EstimatorSettings::default()
+        },
         ..Default::default()
     };
     assert!(matches!(
@@ -204,7 +223,10 @@ proptest! {
     ) {
         let x = Mat::from_fn(n, 2, |i, j| entries[(2 * i + j) % entries.len()]);
         let y = Col::from_fn(n, |i| entries[(i + 24) % entries.len()]);
-        let opts = IterativeOptions { probes, ..Default::default() };
+        let opts = IterativeOptions {
+            estimator: EstimatorSettings { probes, ..EstimatorSettings::default() },
+            ..Default::default()
+        };
         if let Ok(gp) = IterativeGp::fit_with_options(se(2), x.as_ref(), y.as_ref(), noise, &opts) {
             if let Ok(est) = gp.lml_and_grad_estimate() {
                 prop_assert!(est.lml.is_finite());

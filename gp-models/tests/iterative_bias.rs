@@ -22,6 +22,7 @@ use common::toy_data;
 use faer::{Col, Mat};
 use gp_kernels::{Kernel, SquaredExponential};
 use gp_linalg::SymmetricEigen;
+use gp_models::{EstimatorSettings, KrylovSettings};
 use gp_models::{ExactGp, IterativeGp, IterativeOptions, LmlEstimate};
 use gp_solvers::{ProbeOptions, Probes};
 
@@ -68,10 +69,16 @@ fn setup() -> Setup {
 /// SLQ on the first `lanczos` steps.
 fn truncated(s: &Setup, cg: usize, lanczos: Option<usize>, seed: u64) -> LmlEstimate {
     let opts = IterativeOptions {
-        probes: PROBES,
-        cg_tolerance: 0.0,
-        max_cg_iterations: cg,
-        min_cg_iterations: 0,
+        krylov: KrylovSettings {
+            tolerance: 0.0,
+            max_iterations: cg,
+            min_iterations: 0,
+            ..KrylovSettings::default()
+        },
+        estimator: EstimatorSettings {
+            probes: PROBES,
+            ..EstimatorSettings::default()
+        },
         max_lanczos_iterations: lanczos,
         preconditioner_rank: 0,
         ..IterativeOptions::default()
@@ -85,8 +92,14 @@ fn truncated(s: &Setup, cg: usize, lanczos: Option<usize>, seed: u64) -> LmlEsti
 /// CG to a tight tolerance, SLQ capped at `lanczos` steps.
 fn lanczos_only(s: &Setup, lanczos: Option<usize>, seed: u64) -> LmlEstimate {
     let opts = IterativeOptions {
-        probes: PROBES,
-        cg_tolerance: 1e-11,
+        krylov: KrylovSettings {
+            tolerance: 1e-11,
+            ..KrylovSettings::default()
+        },
+        estimator: EstimatorSettings {
+            probes: PROBES,
+            ..EstimatorSettings::default()
+        },
         max_lanczos_iterations: lanczos,
         preconditioner_rank: 0,
         ..IterativeOptions::default()

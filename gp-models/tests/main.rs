@@ -17,6 +17,8 @@ mod interface;
 mod iterative;
 mod iterative_bad_input;
 mod iterative_bias;
+mod love_memo;
+mod normalize_y;
 mod optimizers;
 mod recovery;
 mod save_load;

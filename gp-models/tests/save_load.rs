@@ -4,6 +4,8 @@ use crate::common;
 
 use common::*;
 use gp_kernels::SquaredExponential;
+use gp_models::grid::GridSettings;
+use gp_models::{EstimatorSettings, KrylovSettings};
 use gp_models::{ExactGp, FitOptions, ModelError};
 use gp_models::{GpModel, PredictRequest};
 
@@ -147,15 +149,19 @@ fn iterative_model() -> IterativeGp<SquaredExponential> {
     let (x, y) = toy_data(35, 2, 3.0, 21);
     // Every option away from its default, so that a field lost on the way shows.
     let opts = IterativeOptions {
-        probes: 7,
-        cg_tolerance: 3e-3,
-        max_cg_iterations: 400,
-        min_cg_iterations: 11,
+        krylov: KrylovSettings {
+            tolerance: 3e-3,
+            max_iterations: 400,
+            min_iterations: 11,
+            prediction_tolerance: 1e-7,
+        },
+        estimator: EstimatorSettings {
+            probes: 7,
+            slq_scaling: gp_solvers::SlqScaling::Dimension,
+            seed: 17,
+        },
         max_lanczos_iterations: Some(15),
         preconditioner_rank: 4,
-        prediction_tolerance: 1e-7,
-        slq_scaling: gp_solvers::SlqScaling::Dimension,
-        seed: 17,
         constant_mean: true,
     };
     let kernel = SquaredExponential::new(vec![0.37, 1.1], 2.3).unwrap();
@@ -167,15 +173,22 @@ fn ski_model() -> Ski<SquaredExponential> {
     // The default (data-derived) grid, a linear scheme and clamping: the saved grid and
     // the enum records are what is tested.
     let opts = SkiOptions {
-        scheme: gp_structured::InterpolationScheme::Linear,
-        out_of_grid: gp_structured::OutOfGrid::Clamp,
-        probes: 6,
-        cg_tolerance: 5e-3,
-        min_cg_iterations: 9,
-        slq_scaling: gp_solvers::SlqScaling::Dimension,
-        seed: 5,
-        memory_limit: Some(1 << 30),
-        ..SkiOptions::default()
+        grid: GridSettings {
+            scheme: gp_structured::InterpolationScheme::Linear,
+            out_of_grid: gp_structured::OutOfGrid::Clamp,
+            memory_limit: Some(1 << 30),
+            ..GridSettings::default()
+        },
+        krylov: KrylovSettings {
+            tolerance: 5e-3,
+            min_iterations: 9,
+            ..KrylovSettings::default()
+        },
+        estimator: EstimatorSettings {
+            probes: 6,
+            slq_scaling: gp_solvers::SlqScaling::Dimension,
+            seed: 5,
+        },
     };
     let kernel = SquaredExponential::new(vec![0.6, 0.9], 1.7).unwrap();
     Ski::fit(kernel, x.as_ref(), y.as_ref(), 0.02, &opts).unwrap()
@@ -388,17 +401,24 @@ fn gsgp_model() -> Gsgp<SquaredExponential> {
     let (x, y) = toy_data(80, 2, 3.0, 24);
     // Options away from their defaults, so that a field lost on the way shows.
     let opts = GsgpOptions {
-        grid_sizes: vec![18, 15],
-        out_of_grid: gp_structured::OutOfGrid::Clamp,
-        probes: 6,
-        cg_tolerance: 5e-3,
-        min_cg_iterations: 9,
-        slq_scaling: gp_solvers::SlqScaling::Dimension,
-        seed: 5,
-        memory_limit: Some(1 << 30),
+        grid: GridSettings {
+            sizes: vec![18, 15],
+            out_of_grid: gp_structured::OutOfGrid::Clamp,
+            memory_limit: Some(1 << 30),
+            ..GridSettings::default()
+        },
+        krylov: KrylovSettings {
+            tolerance: 5e-3,
+            min_iterations: 9,
+            ..KrylovSettings::default()
+        },
+        estimator: EstimatorSettings {
+            probes: 6,
+            slq_scaling: gp_solvers::SlqScaling::Dimension,
+            seed: 5,
+        },
         solver: GsgpSolver::Fcg,
         log_det_dense_factor_max: 100,
-        ..GsgpOptions::default()
     };
     let kernel = SquaredExponential::new(vec![0.6, 0.9], 1.7).unwrap();
     Gsgp::fit(kernel, x.as_ref(), y.as_ref(), 0.02, &opts).unwrap()

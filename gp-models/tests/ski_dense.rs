@@ -7,6 +7,7 @@ use crate::ski_support;
 use faer::{Col, Mat};
 use gp_kernels::{FactorKind, MaternNu, ProductKernel, SquaredExponential};
 use gp_linalg::LinearOperator;
+use gp_models::EstimatorSettings;
 use gp_models::{GpModel, PredictRequest};
 use gp_models::{Ski, SkiOptions};
 use gp_solvers::Probes;
@@ -127,7 +128,10 @@ fn lml_with_random_probes_is_within_its_standard_error() {
     for ski in [model_1d(), model_2d()] {
         let dense = DenseSki::new(&ski);
         let opts = SkiOptions {
-            probes: 30,
+            estimator: EstimatorSettings {
+                probes: 30,
+                ..(ski.options().clone()).estimator
+            },
             ..ski.options().clone()
         };
         let x = ski.train_x().to_owned();

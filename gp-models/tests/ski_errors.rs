@@ -6,6 +6,8 @@ use crate::ski_support;
 use faer::{Col, Mat};
 use gp_kernels::{Kernel, Matern, MaternNu, SeparableFactors, SquaredExponential};
 use gp_linalg::DenseOperator;
+use gp_models::grid::GridSettings;
+use gp_models::EstimatorSettings;
 use gp_models::{LoveOptions, ModelError, Ski, SkiMemory, SkiOperator, SkiOptions};
 use gp_structured::{OutOfGrid, StructuredError};
 use ski_support::data;
@@ -18,8 +20,11 @@ fn se(d: usize) -> SquaredExponential {
 fn training_points_outside_explicit_bounds() {
     let (x, y) = data(50, 1, 2.0, 1);
     let opts = SkiOptions {
-        grid_sizes: vec![30],
-        bounds: Some(vec![(0.0, 1.0)]),
+        grid: GridSettings {
+            sizes: vec![30],
+            bounds: Some(vec![(0.0, 1.0)]),
+            ..GridSettings::default()
+        },
         ..SkiOptions::default()
     };
     let err = Ski::fit(se(1), x.as_ref(), y.as_ref(), 0.1, &opts).unwrap_err();
@@ -36,7 +41,10 @@ fn training_points_outside_explicit_bounds() {
     assert!(err.to_string().contains("outside the interpolation grid"));
     // Clamping is the explicit alternative.
     let clamp = SkiOptions {
-        out_of_grid: OutOfGrid::Clamp,
+        grid: GridSettings {
+            out_of_grid: OutOfGrid::Clamp,
+            ..opts.grid
+        },
         ..opts
     };
     assert!(Ski::fit(se(1), x.as_ref(), y.as_ref(), 0.1, &clamp).is_ok());
@@ -46,7 +54,10 @@ fn training_points_outside_explicit_bounds() {
 fn test_points_outside_the_grid() {
     let (x, y) = data(60, 2, 1.0, 2);
     let opts = SkiOptions {
-        grid_sizes: vec![15, 15],
+        grid: GridSettings {
+            sizes: vec![15, 15],
+            ..GridSettings::default()
+        },
         ..SkiOptions::default()
     };
     let ski = Ski::fit(se(2), x.as_ref(), y.as_ref(), 0.1, &opts).unwrap();
@@ -88,7 +99,10 @@ fn non_separable_kernel_is_refused() {
     let (x, y) = data(40, 2, 1.0, 3);
     let matern = Matern::new(MaternNu::FiveHalves, vec![0.5, 0.7], 1.0).unwrap();
     let opts = SkiOptions {
-        grid_sizes: vec![12, 12],
+        grid: GridSettings {
+            sizes: vec![12, 12],
+            ..GridSettings::default()
+        },
         ..SkiOptions::default()
     };
     let err = Ski::fit(matern, x.as_ref(), y.as_ref(), 0.1, &opts).unwrap_err();
@@ -138,7 +152,10 @@ impl Kernel for Linear {
 fn non_stationary_factor_is_refused() {
     let (x, y) = data(40, 1, 1.0, 4);
     let opts = SkiOptions {
-        grid_sizes: vec![12],
+        grid: GridSettings {
+            sizes: vec![12],
+            ..GridSettings::default()
+        },
         ..SkiOptions::default()
     };
     let err = Ski::fit(Linear, x.as_ref(), y.as_ref(), 0.1, &opts).unwrap_err();
@@ -155,7 +172,10 @@ fn too_large_grids_are_refused_with_the_estimate() {
     let (x, y) = data(40, 2, 1.0, 5);
     // A 2^20 × 2^20 grid: about 2^40 · 56 · 8 bytes, more than any machine has.
     let huge = SkiOptions {
-        grid_sizes: vec![1 << 20, 1 << 20],
+        grid: GridSettings {
+            sizes: vec![1 << 20, 1 << 20],
+            ..GridSettings::default()
+        },
         ..SkiOptions::default()
     };
     let err = Ski::fit(se(2), x.as_ref(), y.as_ref(), 0.1, &huge).unwrap_err();
@@ -176,8 +196,11 @@ fn too_large_grids_are_refused_with_the_estimate() {
 
     // An explicit limit: 200 × 200 points need 40 000 · 56 · 8 = 17 920 000 bytes.
     let limited = SkiOptions {
-        grid_sizes: vec![200, 200],
-        memory_limit: Some(10_000_000),
+        grid: GridSettings {
+            sizes: vec![200, 200],
+            memory_limit: Some(10_000_000),
+            ..GridSettings::default()
+        },
         ..SkiOptions::default()
     };
     let err = Ski::fit(se(2), x.as_ref(), y.as_ref(), 0.1, &limited).unwrap_err();
@@ -187,7 +210,7 @@ fn too_large_grids_are_refused_with_the_estimate() {
             ModelError::GridTooLarge {
                 estimated_bytes: 17_920_000,
                 limit_bytes: 10_000_000,
-                limit_source: "SkiOptions::memory_limit",
+                limit_source: "SkiOptions::grid.memory_limit",
                 ..
             }
         ),
@@ -198,7 +221,10 @@ fn too_large_grids_are_refused_with_the_estimate() {
 
     // Sizes whose product overflows usize are counted in u128 (saturating), not wrapped.
     let overflow = SkiOptions {
-        grid_sizes: vec![usize::MAX, usize::MAX],
+        grid: GridSettings {
+            sizes: vec![usize::MAX, usize::MAX],
+            ..GridSettings::default()
+        },
         ..SkiOptions::default()
     };
     let m = usize::MAX as u128 * usize::MAX as u128;
@@ -214,24 +240,33 @@ fn bad_options_and_data() {
     let (x, y) = data(40, 2, 1.0, 6);
     let fit = |opts: &SkiOptions| Ski::fit(se(2), x.as_ref(), y.as_ref(), 0.1, opts);
     let wrong_len = SkiOptions {
-        grid_sizes: vec![10],
+        grid: GridSettings {
+            sizes: vec![10],
+            ..GridSettings::default()
+        },
         ..SkiOptions::default()
     };
     assert!(matches!(
         fit(&wrong_len),
         Err(ModelError::InvalidOption {
-            name: "SkiOptions::grid_sizes",
+            name: "SkiOptions::grid.sizes",
             ..
         })
     ));
     // 5 points cannot hold 2 padding cells per side.
     let too_small = SkiOptions {
-        grid_sizes: vec![5, 10],
+        grid: GridSettings {
+            sizes: vec![5, 10],
+            ..GridSettings::default()
+        },
         ..SkiOptions::default()
     };
     assert!(matches!(fit(&too_small), Err(ModelError::Structured(_))));
     let no_probes = SkiOptions {
-        probes: 0,
+        estimator: EstimatorSettings {
+            probes: 0,
+            ..EstimatorSettings::default()
+        },
         ..SkiOptions::default()
     };
     assert!(matches!(
@@ -239,7 +274,10 @@ fn bad_options_and_data() {
         Err(ModelError::InvalidOption { .. })
     ));
     let bad_bounds = SkiOptions {
-        bounds: Some(vec![(1.0, 0.0), (0.0, 1.0)]),
+        grid: GridSettings {
+            bounds: Some(vec![(1.0, 0.0), (0.0, 1.0)]),
+            ..GridSettings::default()
+        },
         ..SkiOptions::default()
     };
     assert!(matches!(
@@ -293,7 +331,10 @@ fn bad_options_and_data() {
 fn operator_with_a_mismatched_grid_operator() {
     let (x, y) = data(30, 1, 1.0, 7);
     let opts = SkiOptions {
-        grid_sizes: vec![12],
+        grid: GridSettings {
+            sizes: vec![12],
+            ..GridSettings::default()
+        },
         ..SkiOptions::default()
     };
     let ski = Ski::fit(se(1), x.as_ref(), y.as_ref(), 0.1, &opts).unwrap();

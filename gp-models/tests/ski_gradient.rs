@@ -6,6 +6,8 @@ use crate::ski_support;
 
 use faer::{Col, Mat};
 use gp_kernels::{FactorKind, Kernel, MaternNu, ProductKernel, SquaredExponential};
+use gp_models::grid::GridSettings;
+use gp_models::EstimatorSettings;
 use gp_models::{AdamOptions, Optimizer, Ski, SkiOptions, TrainOptions};
 use gp_solvers::Probes;
 use ski_support::{data, dense_kg, dense_w, tight, DenseSki};
@@ -82,7 +84,10 @@ fn gradient_with_random_probes_is_within_its_standard_errors() {
     let (x, y) = data(150, 2, 2.0, 23);
     let kernel = SquaredExponential::new(vec![0.5, 0.8], 1.0).unwrap();
     let opts = SkiOptions {
-        probes: 40,
+        estimator: EstimatorSettings {
+            probes: 40,
+            ..(tight(vec![20, 20])).estimator
+        },
         ..tight(vec![20, 20])
     };
     let ski = Ski::fit(kernel, x.as_ref(), y.as_ref(), 0.05, &opts).unwrap();
@@ -106,8 +111,14 @@ fn training_increases_the_dense_ski_likelihood() {
     let (x, y) = data(200, 1, 5.0, 31);
     let kernel = SquaredExponential::new(vec![2.0], 0.3).unwrap();
     let opts = SkiOptions {
-        grid_sizes: vec![60],
-        probes: 10,
+        grid: GridSettings {
+            sizes: vec![60],
+            ..GridSettings::default()
+        },
+        estimator: EstimatorSettings {
+            probes: 10,
+            ..EstimatorSettings::default()
+        },
         ..SkiOptions::default()
     };
     let ski = Ski::fit(kernel, x.as_ref(), y.as_ref(), 0.5, &opts).unwrap();

@@ -8,6 +8,8 @@ use std::time::Instant;
 use faer::Col;
 use gp_kernels::SquaredExponential;
 use gp_linalg::LinearOperator;
+use gp_models::grid::GridSettings;
+use gp_models::{EstimatorSettings, KrylovSettings};
 use gp_models::{Ski, SkiOptions};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -24,10 +26,18 @@ fn row(n: usize, d: usize, grid: usize, reps: usize) -> Result<[String; 9], Benc
     let (x, y) = smooth_regression(n, d, 0.01, 11);
     let kernel = SquaredExponential::isotropic(d, 0.2, 1.0)?;
     let opts = SkiOptions {
-        grid_sizes: vec![grid; d],
-        prediction_tolerance: 1e-2,
-        probes: 1,
-        ..SkiOptions::default()
+        grid: GridSettings {
+            sizes: vec![grid; d],
+            ..GridSettings::default()
+        },
+        krylov: KrylovSettings {
+            prediction_tolerance: 1e-2,
+            ..KrylovSettings::default()
+        },
+        estimator: EstimatorSettings {
+            probes: 1,
+            ..EstimatorSettings::default()
+        },
     };
     let t0 = Instant::now();
     let ski = Ski::fit(kernel, x.as_ref(), y.as_ref(), 0.01, &opts)?;

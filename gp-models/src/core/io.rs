@@ -21,6 +21,7 @@ use gp_solvers::SlqScaling;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::core::settings::{EstimatorSettings, KrylovSettings};
 use crate::error::{ModelError, Result};
 
 /// Any serialization failure as [`ModelError::Serialization`].
@@ -140,6 +141,65 @@ impl From<SlqScalingRecord> for SlqScaling {
         match s {
             SlqScalingRecord::ProbeNorm => Self::ProbeNorm,
             SlqScalingRecord::Dimension => Self::Dimension,
+        }
+    }
+}
+
+/// [`KrylovSettings`] as stored. The field names are those of the version-1 files.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub(crate) struct KrylovRecord {
+    cg_tolerance: f64,
+    max_cg_iterations: usize,
+    min_cg_iterations: usize,
+    prediction_tolerance: f64,
+}
+
+impl From<KrylovSettings> for KrylovRecord {
+    fn from(k: KrylovSettings) -> Self {
+        Self {
+            cg_tolerance: k.tolerance,
+            max_cg_iterations: k.max_iterations,
+            min_cg_iterations: k.min_iterations,
+            prediction_tolerance: k.prediction_tolerance,
+        }
+    }
+}
+
+impl From<KrylovRecord> for KrylovSettings {
+    fn from(k: KrylovRecord) -> Self {
+        Self {
+            tolerance: k.cg_tolerance,
+            max_iterations: k.max_cg_iterations,
+            min_iterations: k.min_cg_iterations,
+            prediction_tolerance: k.prediction_tolerance,
+        }
+    }
+}
+
+/// [`EstimatorSettings`] as stored.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub(crate) struct EstimatorRecord {
+    probes: usize,
+    slq_scaling: SlqScalingRecord,
+    seed: u64,
+}
+
+impl From<EstimatorSettings> for EstimatorRecord {
+    fn from(e: EstimatorSettings) -> Self {
+        Self {
+            probes: e.probes,
+            slq_scaling: e.slq_scaling.into(),
+            seed: e.seed,
+        }
+    }
+}
+
+impl From<EstimatorRecord> for EstimatorSettings {
+    fn from(e: EstimatorRecord) -> Self {
+        Self {
+            probes: e.probes,
+            slq_scaling: e.slq_scaling.into(),
+            seed: e.seed,
         }
     }
 }

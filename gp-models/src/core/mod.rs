@@ -2,6 +2,7 @@
 //! likelihood ([`Likelihood`], [`Gaussian`]), prediction requests ([`PredictRequest`]) and
 //! their results ([`Prediction`]), the log-marginal-likelihood estimate ([`LmlEstimate`])
 //! and its request ([`LmlRequest`]), one generic [`train`](crate::train()) with an observer,
+//! the option parts the iterative models share ([`KrylovSettings`], [`EstimatorSettings`])
 //! and short summaries of models.
 //!
 //! A new model is a module that implements [`GpModel`]: it gets training, the generic
@@ -12,6 +13,7 @@ pub(crate) mod io;
 pub mod likelihood;
 pub mod model;
 pub mod predict;
+pub mod settings;
 pub mod summary;
 pub mod train;
 
@@ -22,6 +24,7 @@ pub use predict::{
     LatentPrediction, PredictOutput, PredictRequest, Prediction, VarianceMethod, VarianceSource,
     LOVE_AUTO_MIN_TRAIN, LOVE_DEFAULT_RANK,
 };
+pub use settings::{EstimatorSettings, KrylovSettings, DEFAULT_PREDICTION_TOLERANCE};
 pub use train::{
     train, train_observed, Optimizer, TrainOptions, TrainProgress, TrainReport, TrainResult,
     TrainRun,

@@ -37,7 +37,10 @@ pub type TrainingObjective<'a> = Box<dyn FnMut(&[f64], u64) -> Result<(f64, Vec<
 /// let kernel = SquaredExponential::new(vec![1.0], 1.0)?;
 /// let exact = ExactGp::fit(kernel.clone(), x.as_ref(), y.as_ref(), 0.01)?;
 /// let ski = Ski::fit(kernel, x.as_ref(), y.as_ref(), 0.01,
-///                    &SkiOptions { grid_sizes: vec![80], ..SkiOptions::default() })?;
+///                    &SkiOptions {
+///     grid: GridSettings { sizes: vec![80], ..GridSettings::default() },
+///     ..SkiOptions::default()
+/// })?;
 /// let (mean_exact, lml_exact) = describe(&exact)?;
 /// let (mean_ski, lml_ski) = describe(&ski)?;
 /// assert!((mean_exact - mean_ski).abs() < 1e-3);

@@ -1,5 +1,6 @@
 //! Data utilities for users of the models: standardisation with the training part's
-//! statistics and its inverse ([`Standardizer`]), and seeded train/test splits and k-fold
+//! statistics and its inverse ([`Standardizer`]), scikit-learn's `normalize_y` for any
+//! model ([`NormalizedY`]), and seeded train/test splits and k-fold
 //! partitions ([`permutation`], [`train_test_split`], [`random_splits`], [`k_fold`]).
 //!
 //! They live here, not in the benchmark harness, so that a downstream user can prepare
@@ -32,8 +33,10 @@
 //! # Ok::<(), gp_models::ModelError>(())
 //! ```
 
+pub mod normalize_y;
 pub mod split;
 pub mod standardize;
 
+pub use normalize_y::NormalizedY;
 pub use split::{k_fold, permutation, random_splits, train_test_split, Split};
 pub use standardize::Standardizer;

@@ -9,6 +9,8 @@
 //! `(W* R)(W* R')ᵀ`: `O(4^d k)` per test point. The prior term `W* K_G W*ᵀ` comes from the
 //! stencils (`O(16^d)` per pair).
 
+use std::sync::{Arc, Mutex};
+
 use faer::{Col, Mat, MatRef};
 use gp_linalg::LinearOperator;
 use gp_solvers::LanczosStatus;
@@ -159,10 +161,48 @@ fn love_options(rank: usize) -> Result<LoveOptions> {
     })
 }
 
+/// The LOVE cache a grid model's predictions last built, kept so that repeated
+/// [`predict`](crate::GpModel::predict) calls with the same rank (GPyTorch's fast predictive
+/// variances in batches of test points) build it once. A clone of the model shares nothing:
+/// it starts empty. Rebuilt models ([`with_log_params`](crate::GpModel::with_log_params)) get
+/// a new, empty memo, so a cache never outlives the hyperparameters it was built at.
+#[derive(Debug, Default)]
+pub(crate) struct LoveMemo(Mutex<Option<(LoveOptions, Arc<LoveCache>)>>);
+
+impl Clone for LoveMemo {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl LoveMemo {
+    /// The cache for `options`: the kept one if it was built with the same options, else
+    /// `build()`'s, which is then kept. An error is returned and not kept.
+    pub(crate) fn get_or_build(
+        &self,
+        options: &LoveOptions,
+        build: impl FnOnce() -> Result<LoveCache>,
+    ) -> Result<Arc<LoveCache>> {
+        // A poisoned lock only means another thread panicked while holding it; the memo is
+        // then just a cache that may be rebuilt.
+        let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((kept, cache)) = slot.as_ref() {
+            if kept == options {
+                return Ok(Arc::clone(cache));
+            }
+        }
+        let cache = Arc::new(build()?);
+        *slot = Some((*options, Arc::clone(&cache)));
+        Ok(cache)
+    }
+}
+
 /// How a grid model (SKI, GSGP) computes what a prediction request asks for beyond the mean.
 pub(crate) trait GridVariances {
     /// The rank-`k` LOVE cache of the model.
     fn love_cache(&self, options: &LoveOptions) -> Result<LoveCache>;
+    /// Where the model keeps the LOVE cache its predictions build.
+    fn love_memo(&self) -> &LoveMemo;
     /// Latent variances of the test points by one solve per point.
     fn solved_variance(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>>;
     /// The latent covariance of the test points by solves.
@@ -184,7 +224,13 @@ pub(crate) fn grid_latent_prediction<M: GridVariances>(
     }
     let wants_cov = request.wants_covariance();
     let (variance, covariance, source) = match request.love_rank(n_train) {
-        Some(rank) => love_variances(&model.love_cache(&love_options(rank)?)?, x_test, wants_cov)?,
+        Some(rank) => {
+            let options = love_options(rank)?;
+            let cache = model
+                .love_memo()
+                .get_or_build(&options, || model.love_cache(&options))?;
+            love_variances(&cache, x_test, wants_cov)?
+        }
         None if wants_cov => {
             let cov = model.solved_covariance(x_test)?;
             (diagonal(&cov), Some(cov), VarianceSource::Solves)

@@ -9,14 +9,16 @@
 //! * `stencil`: prior covariances `W_a K_G W_bᵀ` from the interpolation stencils;
 //! * [`love`]: [`LoveCache`], [`LoveOptions`], [`LoveStart`];
 //! * [`memory`]: [`SkiMemory`], the memory report, and the limit it is checked against;
-//! * `options`: the settings both models share and the grid they describe.
+//! * [`options`]: [`GridSettings`], the grid both models lay over the data.
 
 pub mod kernel;
 pub mod love;
 pub mod memory;
-pub(crate) mod options;
+pub mod options;
+pub(crate) mod record;
 pub(crate) mod stencil;
 
 pub use kernel::GridKernel;
 pub use love::{LoveCache, LoveOptions, LoveStart};
 pub use memory::{SkiMemory, DEFAULT_MEMORY_CAP};
+pub use options::GridSettings;

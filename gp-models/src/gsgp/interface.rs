@@ -8,7 +8,7 @@ use crate::core::{
     Gaussian, GpModel, LatentPrediction, LmlEstimate, LmlRequest, PredictRequest, ProbeSource,
 };
 use crate::error::{ModelError, Result};
-use crate::grid::love::{grid_latent_prediction, GridVariances, LoveCache, LoveOptions};
+use crate::grid::love::{grid_latent_prediction, GridVariances, LoveCache, LoveMemo, LoveOptions};
 use crate::gsgp::model::Gsgp;
 
 impl<K: Kernel + Clone + Send + Sync> GpModel for Gsgp<K> {
@@ -97,13 +97,17 @@ impl<K: Kernel + Clone + Send + Sync> GpModel for Gsgp<K> {
     }
 
     fn probe_seed(&self) -> u64 {
-        self.options.seed
+        self.options.estimator.seed
     }
 }
 
 impl<K: Kernel + Clone + Send + Sync> GridVariances for Gsgp<K> {
     fn love_cache(&self, options: &LoveOptions) -> Result<LoveCache> {
         self.love(options)
+    }
+
+    fn love_memo(&self) -> &LoveMemo {
+        &self.love_memo
     }
 
     fn solved_variance(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>> {
@@ -124,12 +128,12 @@ impl<K: Kernel + Clone + Send + Sync> std::fmt::Display for Gsgp<K> {
                 "grid {:?} ({} points), {} interpolation, sufficient statistics of {} points",
                 self.grid().sizes(),
                 self.grid().num_points(),
-                o.scheme.name(),
+                o.grid.scheme.name(),
                 self.n_train()
             ),
             format!(
                 "{:?}, {} probes, tolerance {:e} (likelihood) / {:e} (prediction)",
-                o.solver, o.probes, o.cg_tolerance, o.prediction_tolerance
+                o.solver, o.estimator.probes, o.krylov.tolerance, o.krylov.prediction_tolerance
             ),
         ];
         write_summary(f, self, &details)

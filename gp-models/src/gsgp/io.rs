@@ -40,11 +40,13 @@ use gp_structured::{InterpolationOptions, StencilGram, SufficientStats};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::core::io::{json_string, parse_saved, read_text, ser_err, write_json, SlqScalingRecord};
+use crate::core::io::{
+    json_string, parse_saved, read_text, ser_err, write_json, EstimatorRecord, KrylovRecord,
+};
 use crate::error::{ModelError, Result};
+use crate::grid::record::{GridRecord, GridSettingsRecord, OutOfGridRecord, SchemeRecord};
 use crate::gsgp::model::Gsgp;
 use crate::gsgp::options::{GsgpOptions, GsgpSolver};
-use crate::ski::io::{GridRecord, OutOfGridRecord, SchemeRecord};
 
 /// The `format` field of a saved [`Gsgp`] model.
 pub const GSGP_FORMAT: &str = "gpscale.gsgp";
@@ -79,22 +81,16 @@ impl From<SolverRecord> for GsgpSolver {
     }
 }
 
-/// [`GsgpOptions`] as stored, field for field.
+/// [`GsgpOptions`] as stored: the shared parts flattened into one object, field for field
+/// as before the options were composed, so version-1 files keep loading.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct OptionsRecord {
-    grid_sizes: Vec<usize>,
-    padding: Option<usize>,
-    bounds: Option<Vec<(f64, f64)>>,
-    scheme: SchemeRecord,
-    out_of_grid: OutOfGridRecord,
-    cg_tolerance: f64,
-    max_cg_iterations: usize,
-    min_cg_iterations: usize,
-    prediction_tolerance: f64,
-    probes: usize,
-    slq_scaling: SlqScalingRecord,
-    seed: u64,
-    memory_limit: Option<u64>,
+    #[serde(flatten)]
+    grid: GridSettingsRecord,
+    #[serde(flatten)]
+    krylov: KrylovRecord,
+    #[serde(flatten)]
+    estimator: EstimatorRecord,
     solver: SolverRecord,
     log_det_dense_factor_max: usize,
 }
@@ -102,19 +98,9 @@ struct OptionsRecord {
 impl From<&GsgpOptions> for OptionsRecord {
     fn from(o: &GsgpOptions) -> Self {
         Self {
-            grid_sizes: o.grid_sizes.clone(),
-            padding: o.padding,
-            bounds: o.bounds.clone(),
-            scheme: o.scheme.into(),
-            out_of_grid: o.out_of_grid.into(),
-            cg_tolerance: o.cg_tolerance,
-            max_cg_iterations: o.max_cg_iterations,
-            min_cg_iterations: o.min_cg_iterations,
-            prediction_tolerance: o.prediction_tolerance,
-            probes: o.probes,
-            slq_scaling: o.slq_scaling.into(),
-            seed: o.seed,
-            memory_limit: o.memory_limit,
+            grid: (&o.grid).into(),
+            krylov: o.krylov.into(),
+            estimator: o.estimator.into(),
             solver: o.solver.into(),
             log_det_dense_factor_max: o.log_det_dense_factor_max,
         }
@@ -124,19 +110,9 @@ impl From<&GsgpOptions> for OptionsRecord {
 impl From<OptionsRecord> for GsgpOptions {
     fn from(o: OptionsRecord) -> Self {
         Self {
-            grid_sizes: o.grid_sizes,
-            padding: o.padding,
-            bounds: o.bounds,
-            scheme: o.scheme.into(),
-            out_of_grid: o.out_of_grid.into(),
-            cg_tolerance: o.cg_tolerance,
-            max_cg_iterations: o.max_cg_iterations,
-            min_cg_iterations: o.min_cg_iterations,
-            prediction_tolerance: o.prediction_tolerance,
-            probes: o.probes,
-            slq_scaling: o.slq_scaling.into(),
-            seed: o.seed,
-            memory_limit: o.memory_limit,
+            grid: o.grid.into(),
+            krylov: o.krylov.into(),
+            estimator: o.estimator.into(),
             solver: o.solver.into(),
             log_det_dense_factor_max: o.log_det_dense_factor_max,
         }

@@ -50,8 +50,8 @@ impl<K: Kernel> Gsgp<K> {
         let cached = self.log_det_factor.get_or_init(|| {
             let settings = LogDetSettings {
                 dense_factor_max: self.options.log_det_dense_factor_max,
-                probes: self.options.probes,
-                memory_limit: self.options.memory_limit,
+                probes: self.options.estimator.probes,
+                memory_limit: self.options.grid.memory_limit,
             };
             // The unit-scale 1-D kernels at lags beyond the grid, for circulant embeddings
             // longer than `2 m_l` (the grid kernel's columns stop at lag `m_l − 1`).
@@ -102,13 +102,13 @@ impl<K: Kernel> Gsgp<K> {
     }
 
     /// The estimate of the log marginal likelihood (gradient fields empty) with the probes of
-    /// [`GsgpOptions::seed`](crate::GsgpOptions::seed) (the same model and seed give the same
+    /// [`GsgpOptions::estimator.seed`](crate::EstimatorSettings::seed) (the same model and seed give the same
     /// estimate). See the [module documentation](self) for the formulas.
     ///
     /// Errors: [`ModelError::CgBreakdown`], [`ModelError::Solver`] (a non-positive Ritz
     /// value), those of [`log_det_dim`](Self::log_det_dim).
     pub fn lml_estimate(&self) -> Result<LmlEstimate> {
-        let probes = self.draw(self.log_det_dim()?, self.options.seed)?;
+        let probes = self.draw(self.log_det_dim()?, self.options.estimator.seed)?;
         self.estimate(probes, None)
     }
 
@@ -127,11 +127,11 @@ impl<K: Kernel> Gsgp<K> {
     ///
     /// Errors as [`lml_and_grad_estimate_with_probes`](Self::lml_and_grad_estimate_with_probes).
     pub fn lml_and_grad_estimate(&self) -> Result<LmlEstimate> {
-        self.lml_and_grad_estimate_with_seed(self.options.seed)
+        self.lml_and_grad_estimate_with_seed(self.options.estimator.seed)
     }
 
     /// As [`lml_and_grad_estimate`](Self::lml_and_grad_estimate) with `t` Rademacher probes
-    /// of each kind drawn from `seed` (`t` = [`GsgpOptions::probes`](crate::GsgpOptions)).
+    /// of each kind drawn from `seed` (`t` = [`GsgpOptions::estimator.probes`](crate::EstimatorSettings::probes)).
     ///
     /// Errors as [`lml_and_grad_estimate_with_probes`](Self::lml_and_grad_estimate_with_probes).
     pub fn lml_and_grad_estimate_with_seed(&self, seed: u64) -> Result<LmlEstimate> {
@@ -162,7 +162,7 @@ impl<K: Kernel> Gsgp<K> {
 
     pub(crate) fn draw(&self, dim: usize, seed: u64) -> Result<Probes> {
         let opts = ProbeOptions {
-            count: self.options.probes,
+            count: self.options.estimator.probes,
             seed,
             ..ProbeOptions::default()
         };
@@ -210,13 +210,14 @@ impl<K: Kernel> Gsgp<K> {
             noise_variance: sigma2,
         };
         let cg_options = CgOptions {
-            tolerance: self.options.cg_tolerance,
-            max_iterations: self.options.max_cg_iterations,
+            tolerance: self.options.krylov.tolerance,
+            max_iterations: self.options.krylov.max_iterations,
             min_iterations: self
                 .options
-                .min_cg_iterations
+                .krylov
+                .min_iterations
                 .min(r)
-                .min(self.options.max_cg_iterations),
+                .min(self.options.krylov.max_iterations),
             ..CgOptions::default()
         };
         let res = cg(&op, probes.matrix(), None, &cg_options)?;
@@ -228,7 +229,7 @@ impl<K: Kernel> Gsgp<K> {
             &res.columns,
             r,
             n as f64 * sigma2.ln(),
-            self.options.slq_scaling,
+            self.options.estimator.slq_scaling,
         )?;
         times.log_det = phase.elapsed();
         let mut report = merge_reports(&mean.report, &solve_report(&res));
@@ -239,7 +240,7 @@ impl<K: Kernel> Gsgp<K> {
         if let Some(tp) = trace_probes {
             let z = tp.matrix();
             let t = z.ncols();
-            let opts = self.factorized_options(self.options.cg_tolerance, 0);
+            let opts = self.factorized_options(self.options.krylov.tolerance, 0);
             let solved = (0..t)
                 .into_par_iter()
                 .map(|j| {

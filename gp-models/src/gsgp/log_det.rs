@@ -212,7 +212,7 @@ impl LogDetFactor {
             .saturating_mul(16)
             .saturating_add(8 * (gram.order() as u128 + 1));
         let (limit_bytes, limit_source) =
-            resolve_limit(settings.memory_limit, "GsgpOptions::memory_limit");
+            resolve_limit(settings.memory_limit, "GsgpOptions::grid.memory_limit");
         let probe_vectors = 4u128
             .saturating_mul(settings.probes as u128)
             .saturating_add(8);

@@ -22,7 +22,7 @@
 //! estimated (see [`log_det`](super::log_det),
 //! [`ModelError::LogDetFactorTooLarge`](crate::ModelError::LogDetFactorTooLarge)).
 //!
-//! **Limit.** [`GsgpOptions::memory_limit`](crate::GsgpOptions::memory_limit) if set;
+//! **Limit.** [`GsgpOptions::grid.memory_limit`](crate::grid::GridSettings::memory_limit) if set;
 //! otherwise `MemAvailable` of `/proc/meminfo`; otherwise
 //! [`DEFAULT_MEMORY_CAP`](crate::grid::memory::DEFAULT_MEMORY_CAP) — the same rule as SKI. A grid
 //! whose estimate exceeds the limit is refused with
@@ -53,7 +53,7 @@ pub fn gsgp_memory(
         .checked_mul(vectors)
         .and_then(|v| v.checked_mul(8))
         .unwrap_or(u128::MAX);
-    let (limit_bytes, limit_source) = resolve_limit(memory_limit, "GsgpOptions::memory_limit");
+    let (limit_bytes, limit_source) = resolve_limit(memory_limit, "GsgpOptions::grid.memory_limit");
     SkiMemory {
         grid_points,
         vectors,

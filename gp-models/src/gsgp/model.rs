@@ -12,6 +12,7 @@ use crate::core::likelihood::{
 };
 use crate::core::SolveReport;
 use crate::error::{ModelError, Result};
+use crate::grid::love::LoveMemo;
 use crate::grid::GridKernel;
 use crate::gsgp::log_det::LogDetFactor;
 use crate::gsgp::memory::gsgp_memory;
@@ -49,13 +50,18 @@ pub(crate) struct MeanCache {
 /// ```
 /// use faer::{Col, Mat};
 /// use gp_kernels::SquaredExponential;
-/// use gp_models::{Gsgp, GsgpOptions, Ski, SkiOptions};
+/// use gp_models::grid::GridSettings;
+/// use gp_models::{Gsgp, GsgpOptions, KrylovSettings, Ski, SkiOptions};
 ///
 /// let x = Mat::from_fn(100, 1, |i, _| i as f64 / 20.0);
 /// let y = Col::from_fn(100, |i| (i as f64 / 20.0).sin());
 /// let kernel = SquaredExponential::new(vec![1.0], 1.0)?;
-/// let ski_opts = SkiOptions { grid_sizes: vec![60], ..SkiOptions::default() };
-/// let gsgp = Gsgp::fit(kernel.clone(), x.as_ref(), y.as_ref(), 0.01, &GsgpOptions::from(&ski_opts))?;
+/// // The same grid and tight prediction solves for both models.
+/// let grid = GridSettings { sizes: vec![60], ..GridSettings::default() };
+/// let krylov = KrylovSettings { prediction_tolerance: 1e-10, ..KrylovSettings::default() };
+/// let gsgp_opts = GsgpOptions { grid: grid.clone(), krylov, ..GsgpOptions::default() };
+/// let ski_opts = SkiOptions { grid, krylov, ..SkiOptions::default() };
+/// let gsgp = Gsgp::fit(kernel.clone(), x.as_ref(), y.as_ref(), 0.01, &gsgp_opts)?;
 /// let ski = Ski::fit(kernel, x.as_ref(), y.as_ref(), 0.01, &ski_opts)?;
 ///
 /// let x_test = Mat::from_fn(3, 1, |i, _| 1.0 + i as f64);
@@ -73,6 +79,8 @@ pub struct Gsgp<K> {
     pub(crate) interp: InterpolationOptions,
     pub(crate) grid_kernel: GridKernel,
     pub(crate) cache: OnceLock<std::result::Result<MeanCache, ModelError>>,
+    /// The LOVE cache the last LOVE prediction built.
+    pub(crate) love_memo: LoveMemo,
     pub(crate) log_det_factor: OnceLock<std::result::Result<Arc<LogDetFactor>, ModelError>>,
 }
 
@@ -171,22 +179,22 @@ impl<K: Kernel + Clone> Gsgp<K> {
         check_noise(noise_variance)?;
         check_kernel_params(&kernel)?;
         options.validate()?;
-        if stats.options().scheme != options.scheme {
+        if stats.options().scheme != options.grid.scheme {
             return Err(ModelError::InvalidOption {
-                name: "GsgpOptions::scheme",
+                name: "GsgpOptions::grid.scheme",
                 reason: format!(
                     "the statistics were accumulated with {} interpolation, the options ask \
                      for {}",
                     stats.options().scheme.name(),
-                    options.scheme.name()
+                    options.grid.scheme.name()
                 ),
             });
         }
         gsgp_memory(
             grid.sizes(),
-            options.scheme,
-            options.probes,
-            options.memory_limit,
+            options.grid.scheme,
+            options.estimator.probes,
+            options.grid.memory_limit,
         )
         .check()?;
         let gk = grid_kernel(&kernel, grid)?;
@@ -211,7 +219,7 @@ impl<K: Kernel + Clone> Gsgp<K> {
         stats.gram().prepare();
         let interp = InterpolationOptions {
             scheme: stats.options().scheme,
-            out_of_grid: options.out_of_grid,
+            out_of_grid: options.grid.out_of_grid,
         };
         Self {
             kernel,
@@ -221,6 +229,7 @@ impl<K: Kernel + Clone> Gsgp<K> {
             interp,
             grid_kernel,
             cache: OnceLock::new(),
+            love_memo: LoveMemo::default(),
             log_det_factor: OnceLock::new(),
         }
     }

@@ -28,7 +28,7 @@ impl<K: Kernel> Gsgp<K> {
             let t = self.stats.wty().to_owned();
             let q = self.stats.yty();
             let start = StartVector::new(t.clone(), q)?;
-            let opts = self.factorized_options(self.options.prediction_tolerance, 0);
+            let opts = self.factorized_options(self.options.krylov.prediction_tolerance, 0);
             let res = self.solve_start(&start, &opts, "the GSGP solve for α = K̂⁻¹y")?;
             let x_hat = &res.solution.hat;
             let c = res.solution.coeff;
@@ -50,7 +50,7 @@ impl<K: Kernel> Gsgp<K> {
     }
 
     /// The grid cache `a = K_G Wᵀ α` (length `m`, `α = K̂⁻¹y`): the posterior mean at `x*` is
-    /// `w*ᵀ a`. Solved to [`GsgpOptions::prediction_tolerance`](crate::GsgpOptions) on
+    /// `w*ᵀ a`. Solved to [`GsgpOptions::krylov.prediction_tolerance`](crate::KrylovSettings::prediction_tolerance) on
     /// first use and cached.
     ///
     /// Errors: [`ModelError::CgBreakdown`](crate::ModelError::CgBreakdown) (the same error
@@ -102,7 +102,7 @@ impl<K: Kernel> Gsgp<K> {
         let wst = transposed_block(ws, start, len);
         let r_hat = self.grid_kernel.operator().apply_block(wst.as_ref())?;
         drop(wst);
-        let opts = self.factorized_options(self.options.prediction_tolerance, 0);
+        let opts = self.factorized_options(self.options.krylov.prediction_tolerance, 0);
         let solved = (0..len)
             .into_par_iter()
             .map(|j| {

@@ -59,8 +59,8 @@ impl<K: Kernel> Gsgp<K> {
     ) -> FactorizedCgOptions {
         FactorizedCgOptions {
             tolerance,
-            max_iterations: self.options.max_cg_iterations,
-            min_iterations: min_iterations.min(self.options.max_cg_iterations),
+            max_iterations: self.options.krylov.max_iterations,
+            min_iterations: min_iterations.min(self.options.krylov.max_iterations),
             ..FactorizedCgOptions::default()
         }
     }

@@ -43,7 +43,7 @@ impl<K: Kernel + Clone + Send + Sync> GpModel for IterativeGp<K> {
     }
 
     /// The mean from the cached `α`; variances by batched preconditioned CG solves (one per
-    /// test point, to [`IterativeOptions::prediction_tolerance`](crate::IterativeOptions)).
+    /// test point, to [`IterativeOptions::krylov.prediction_tolerance`](crate::KrylovSettings::prediction_tolerance)).
     /// There is no LOVE cache and no covariance path yet: those requests are refused.
     fn predict_latent(
         &self,
@@ -89,7 +89,7 @@ impl<K: Kernel + Clone + Send + Sync> GpModel for IterativeGp<K> {
     /// refused: give a seed.
     fn lml(&self, request: &LmlRequest) -> Result<LmlEstimate> {
         let seed = match &request.probes {
-            ProbeSource::OptionsSeed => self.options.seed,
+            ProbeSource::OptionsSeed => self.options.estimator.seed,
             ProbeSource::Seed(s) => *s,
             ProbeSource::Given { .. } => {
                 return Err(ModelError::InvalidOption {
@@ -108,7 +108,7 @@ impl<K: Kernel + Clone + Send + Sync> GpModel for IterativeGp<K> {
     }
 
     fn probe_seed(&self) -> u64 {
-        self.options.seed
+        self.options.estimator.seed
     }
 }
 
@@ -118,7 +118,7 @@ impl<K: Kernel + Clone + Send + Sync> std::fmt::Display for IterativeGp<K> {
         let o = &self.options;
         let details = vec![format!(
             "CG (pivoted-Cholesky rank {}), {} probes, tolerance {:e} (likelihood) / {:e} (prediction), prior mean {}",
-            o.preconditioner_rank, o.probes, o.cg_tolerance, o.prediction_tolerance, self.prior_mean()
+            o.preconditioner_rank, o.estimator.probes, o.krylov.tolerance, o.krylov.prediction_tolerance, self.prior_mean()
         )];
         write_summary(f, self, &details)
     }

@@ -25,7 +25,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::core::io::{
-    json_string, parse_saved, read_text, saved_data, write_json, SlqScalingRecord,
+    json_string, parse_saved, read_text, saved_data, write_json, EstimatorRecord, KrylovRecord,
 };
 use crate::error::Result;
 use crate::iterative::model::IterativeGp;
@@ -38,33 +38,26 @@ pub const ITERATIVE_GP_FORMAT: &str = "gpscale.iterative_gp";
 /// [`IterativeGp::load_json`] reads.
 pub const ITERATIVE_GP_FORMAT_VERSION: u32 = 1;
 
-/// [`IterativeOptions`] as stored (its `slq_scaling` comes from gp-solvers, without serde).
+/// [`IterativeOptions`] as stored: the shared parts flattened into one object, field for
+/// field as before the options were composed, so version-1 files keep loading.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 struct OptionsRecord {
-    probes: usize,
-    cg_tolerance: f64,
-    max_cg_iterations: usize,
-    min_cg_iterations: usize,
+    #[serde(flatten)]
+    krylov: KrylovRecord,
+    #[serde(flatten)]
+    estimator: EstimatorRecord,
     max_lanczos_iterations: Option<usize>,
     preconditioner_rank: usize,
-    prediction_tolerance: f64,
-    slq_scaling: SlqScalingRecord,
-    seed: u64,
     constant_mean: bool,
 }
 
 impl From<&IterativeOptions> for OptionsRecord {
     fn from(o: &IterativeOptions) -> Self {
         Self {
-            probes: o.probes,
-            cg_tolerance: o.cg_tolerance,
-            max_cg_iterations: o.max_cg_iterations,
-            min_cg_iterations: o.min_cg_iterations,
+            krylov: o.krylov.into(),
+            estimator: o.estimator.into(),
             max_lanczos_iterations: o.max_lanczos_iterations,
             preconditioner_rank: o.preconditioner_rank,
-            prediction_tolerance: o.prediction_tolerance,
-            slq_scaling: o.slq_scaling.into(),
-            seed: o.seed,
             constant_mean: o.constant_mean,
         }
     }
@@ -73,15 +66,10 @@ impl From<&IterativeOptions> for OptionsRecord {
 impl From<OptionsRecord> for IterativeOptions {
     fn from(o: OptionsRecord) -> Self {
         Self {
-            probes: o.probes,
-            cg_tolerance: o.cg_tolerance,
-            max_cg_iterations: o.max_cg_iterations,
-            min_cg_iterations: o.min_cg_iterations,
+            krylov: o.krylov.into(),
+            estimator: o.estimator.into(),
             max_lanczos_iterations: o.max_lanczos_iterations,
             preconditioner_rank: o.preconditioner_rank,
-            prediction_tolerance: o.prediction_tolerance,
-            slq_scaling: o.slq_scaling.into(),
-            seed: o.seed,
             constant_mean: o.constant_mean,
         }
     }

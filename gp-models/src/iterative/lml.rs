@@ -78,7 +78,7 @@ pub(crate) fn estimate<K: Kernel + ?Sized>(
 
     let phase = Instant::now();
     let probe_options = ProbeOptions {
-        count: options.probes,
+        count: options.estimator.probes,
         seed,
         ..ProbeOptions::default()
     };
@@ -88,12 +88,13 @@ pub(crate) fn estimate<K: Kernel + ?Sized>(
     let phase = Instant::now();
     let op = KernelOperator::new(problem.kernel, problem.x, sigma2)?;
     let cg_options = CgOptions {
-        tolerance: options.cg_tolerance,
-        max_iterations: options.max_cg_iterations,
+        tolerance: options.krylov.tolerance,
+        max_iterations: options.krylov.max_iterations,
         min_iterations: options
-            .min_cg_iterations
+            .krylov
+            .min_iterations
             .min(n)
-            .min(options.max_cg_iterations),
+            .min(options.krylov.max_iterations),
         ..CgOptions::default()
     };
     let solve = solve_with_probes(&op, problem.yc.as_mat(), precond_dyn, probes, &cg_options)?;
@@ -165,7 +166,7 @@ fn slq(solve: &ProbeSolve, n: usize, options: &IterativeOptions) -> Result<gp_so
         .collect::<Result<Vec<_>>>()?;
     let weights: Vec<f64> = columns
         .iter()
-        .map(|c| match options.slq_scaling {
+        .map(|c| match options.estimator.slq_scaling {
             SlqScaling::Dimension if c.rhs_norm == 0.0 => 0.0,
             SlqScaling::Dimension => n as f64,
             SlqScaling::ProbeNorm => c.rhs_precond_norm_sq,

@@ -28,7 +28,7 @@
 //! which pushes training towards underfitting (long length scales, large noise). The sign of
 //! the total depends on which gap is larger and is not fixed by the theorem. Both biases
 //! decay like `ρ^{−2J}` with `ρ = (√κ + 1)/(√κ − 1)` for the condition number `κ` of the
-//! (preconditioned) operator, which is why [`IterativeOptions::min_cg_iterations`] defaults
+//! (preconditioned) operator, which is why [`IterativeOptions::krylov.min_iterations`](crate::KrylovSettings::min_iterations) defaults
 //! to GPyTorch's 20.
 //!
 //! * [`model`]: [`IterativeGp`], fitting, hyperparameters, the estimate;

@@ -41,12 +41,15 @@ pub(crate) struct PredictionCache {
 /// ```
 /// use faer::{Col, Mat};
 /// use gp_kernels::SquaredExponential;
-/// use gp_models::{ExactGp, IterativeGp, IterativeOptions};
+/// use gp_models::{EstimatorSettings, ExactGp, IterativeGp, IterativeOptions};
 ///
 /// let x = Mat::from_fn(60, 1, |i, _| i as f64 / 10.0);
 /// let y = Col::from_fn(60, |i| (i as f64 / 10.0).sin());
 /// let kernel = SquaredExponential::new(vec![1.0], 1.0)?;
-/// let opts = IterativeOptions { probes: 30, ..IterativeOptions::default() };
+/// let opts = IterativeOptions {
+///     estimator: EstimatorSettings { probes: 30, ..EstimatorSettings::default() },
+///     ..IterativeOptions::default()
+/// };
 /// let gp = IterativeGp::fit_with_options(kernel.clone(), x.as_ref(), y.as_ref(), 0.01, &opts)?;
 /// let est = gp.lml_and_grad_estimate()?;
 ///
@@ -258,10 +261,10 @@ impl<K: Kernel> IterativeGp<K> {
     }
 
     /// The estimate of the log marginal likelihood and its gradient with the probes of
-    /// [`IterativeOptions::seed`] (deterministic: the same model and seed give the same
+    /// [`IterativeOptions::estimator.seed`](crate::EstimatorSettings::seed) (deterministic: the same model and seed give the same
     /// estimate). See [`lml_and_grad_estimate_with_seed`](Self::lml_and_grad_estimate_with_seed).
     pub fn lml_and_grad_estimate(&self) -> Result<LmlEstimate> {
-        self.lml_and_grad_estimate_with_seed(self.options.seed)
+        self.lml_and_grad_estimate_with_seed(self.options.estimator.seed)
     }
 
     /// The estimate of the log marginal likelihood and its gradient (order of

@@ -1,7 +1,7 @@
 //! Predictions of an [`IterativeGp`] by CG solves with the matrix-free kernel operator.
 //!
 //! * Mean `m + K(x*, X) α`: `α = K̂⁻¹(y − m)` is solved once (preconditioned CG to
-//!   [`IterativeOptions::prediction_tolerance`](crate::IterativeOptions::prediction_tolerance))
+//!   [`IterativeOptions::krylov.prediction_tolerance`](crate::KrylovSettings::prediction_tolerance))
 //!   on first use and cached; each call then costs one matrix-free cross product,
 //!   `O(m n d)` for `m` test points, with no `m × n` matrix stored.
 //! * Latent variance `k(x*, x*) − k*ᵀ K̂⁻¹ k*`, `k* = K(X, x*)`: one CG solve per test
@@ -10,7 +10,7 @@
 //!   variances cost `O(J n² m)` for `J` iterations — fine for small test sets, expensive for
 //!   large ones (there is no low-rank cache such as LOVE here).
 //!
-//! A solve that reaches [`IterativeOptions::max_cg_iterations`](crate::IterativeOptions::max_cg_iterations)
+//! A solve that reaches [`IterativeOptions::krylov.max_iterations`](crate::KrylovSettings::max_iterations)
 //! before the tolerance is not an error: its last iterate is used
 //! ([`IterativeGp::alpha_report`] says how the mean solve ended).
 
@@ -34,8 +34,8 @@ impl<K: Kernel> IterativeGp<K> {
     /// The CG options of the prediction solves.
     fn prediction_cg_options(&self) -> CgOptions {
         CgOptions {
-            tolerance: self.options.prediction_tolerance,
-            max_iterations: self.options.max_cg_iterations,
+            tolerance: self.options.krylov.prediction_tolerance,
+            max_iterations: self.options.krylov.max_iterations,
             ..CgOptions::default()
         }
     }

@@ -9,7 +9,7 @@ use crate::core::{
     Gaussian, GpModel, LatentPrediction, LmlEstimate, LmlRequest, PredictRequest, ProbeSource,
 };
 use crate::error::Result;
-use crate::grid::love::{grid_latent_prediction, GridVariances, LoveCache, LoveOptions};
+use crate::grid::love::{grid_latent_prediction, GridVariances, LoveCache, LoveMemo, LoveOptions};
 use crate::ski::model::Ski;
 
 /// The one set of probes of a SKI-style estimate (log determinant and traces alike).
@@ -76,7 +76,7 @@ impl<K: Kernel + Clone + Send + Sync> GpModel for Ski<K> {
         let probes = match (&request.probes, single_probe_set(&request.probes)) {
             (_, Some(given)) => given.clone(),
             (ProbeSource::Seed(seed), None) => self.draw_probes(*seed)?,
-            _ => self.draw_probes(self.options.seed)?,
+            _ => self.draw_probes(self.options.estimator.seed)?,
         };
         self.estimate(probes, request.gradient)
     }
@@ -86,13 +86,17 @@ impl<K: Kernel + Clone + Send + Sync> GpModel for Ski<K> {
     }
 
     fn probe_seed(&self) -> u64 {
-        self.options.seed
+        self.options.estimator.seed
     }
 }
 
 impl<K: Kernel + Clone + Send + Sync> GridVariances for Ski<K> {
     fn love_cache(&self, options: &LoveOptions) -> Result<LoveCache> {
         self.love(options)
+    }
+
+    fn love_memo(&self) -> &LoveMemo {
+        &self.love_memo
     }
 
     fn solved_variance(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>> {
@@ -113,11 +117,11 @@ impl<K: Kernel + Clone + Send + Sync> std::fmt::Display for Ski<K> {
                 "grid {:?} ({} points), {} interpolation",
                 self.grid().sizes(),
                 self.grid().num_points(),
-                o.scheme.name()
+                o.grid.scheme.name()
             ),
             format!(
                 "CG, {} probes, tolerance {:e} (likelihood) / {:e} (prediction)",
-                o.probes, o.cg_tolerance, o.prediction_tolerance
+                o.estimator.probes, o.krylov.tolerance, o.krylov.prediction_tolerance
             ),
         ];
         write_summary(f, self, &details)

@@ -30,14 +30,14 @@
 use std::io::{Read, Write};
 
 use gp_kernels::Kernel;
-use gp_structured::{GridAxis, InterpolationScheme, OutOfGrid, RegularGrid};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::core::io::{
-    json_string, parse_saved, read_text, saved_data, write_json, SlqScalingRecord,
+    json_string, parse_saved, read_text, saved_data, write_json, EstimatorRecord, KrylovRecord,
 };
-use crate::error::{ModelError, Result};
+use crate::error::Result;
+use crate::grid::record::{GridRecord, GridSettingsRecord};
 use crate::ski::model::Ski;
 use crate::ski::options::SkiOptions;
 
@@ -48,92 +48,24 @@ pub const SKI_FORMAT: &str = "gpscale.ski";
 /// reads.
 pub const SKI_FORMAT_VERSION: u32 = 1;
 
-/// [`InterpolationScheme`] as stored (gp-structured carries no serde); GSGP files use it too.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum SchemeRecord {
-    Linear,
-    Cubic,
-}
-
-impl From<InterpolationScheme> for SchemeRecord {
-    fn from(s: InterpolationScheme) -> Self {
-        match s {
-            InterpolationScheme::Linear => Self::Linear,
-            InterpolationScheme::Cubic => Self::Cubic,
-        }
-    }
-}
-
-impl From<SchemeRecord> for InterpolationScheme {
-    fn from(s: SchemeRecord) -> Self {
-        match s {
-            SchemeRecord::Linear => Self::Linear,
-            SchemeRecord::Cubic => Self::Cubic,
-        }
-    }
-}
-
-/// [`OutOfGrid`] as stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum OutOfGridRecord {
-    Error,
-    Clamp,
-}
-
-impl From<OutOfGrid> for OutOfGridRecord {
-    fn from(o: OutOfGrid) -> Self {
-        match o {
-            OutOfGrid::Error => Self::Error,
-            OutOfGrid::Clamp => Self::Clamp,
-        }
-    }
-}
-
-impl From<OutOfGridRecord> for OutOfGrid {
-    fn from(o: OutOfGridRecord) -> Self {
-        match o {
-            OutOfGridRecord::Error => Self::Error,
-            OutOfGridRecord::Clamp => Self::Clamp,
-        }
-    }
-}
-
-/// [`SkiOptions`] as stored, field for field.
+/// [`SkiOptions`] as stored: the shared parts flattened into one object, field for field
+/// as before the options were composed, so version-1 files keep loading.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct OptionsRecord {
-    grid_sizes: Vec<usize>,
-    padding: Option<usize>,
-    bounds: Option<Vec<(f64, f64)>>,
-    scheme: SchemeRecord,
-    out_of_grid: OutOfGridRecord,
-    probes: usize,
-    cg_tolerance: f64,
-    max_cg_iterations: usize,
-    min_cg_iterations: usize,
-    prediction_tolerance: f64,
-    slq_scaling: SlqScalingRecord,
-    seed: u64,
-    memory_limit: Option<u64>,
+    #[serde(flatten)]
+    grid: GridSettingsRecord,
+    #[serde(flatten)]
+    krylov: KrylovRecord,
+    #[serde(flatten)]
+    estimator: EstimatorRecord,
 }
 
 impl From<&SkiOptions> for OptionsRecord {
     fn from(o: &SkiOptions) -> Self {
         Self {
-            grid_sizes: o.grid_sizes.clone(),
-            padding: o.padding,
-            bounds: o.bounds.clone(),
-            scheme: o.scheme.into(),
-            out_of_grid: o.out_of_grid.into(),
-            probes: o.probes,
-            cg_tolerance: o.cg_tolerance,
-            max_cg_iterations: o.max_cg_iterations,
-            min_cg_iterations: o.min_cg_iterations,
-            prediction_tolerance: o.prediction_tolerance,
-            slq_scaling: o.slq_scaling.into(),
-            seed: o.seed,
-            memory_limit: o.memory_limit,
+            grid: (&o.grid).into(),
+            krylov: o.krylov.into(),
+            estimator: o.estimator.into(),
         }
     }
 }
@@ -141,63 +73,10 @@ impl From<&SkiOptions> for OptionsRecord {
 impl From<OptionsRecord> for SkiOptions {
     fn from(o: OptionsRecord) -> Self {
         Self {
-            grid_sizes: o.grid_sizes,
-            padding: o.padding,
-            bounds: o.bounds,
-            scheme: o.scheme.into(),
-            out_of_grid: o.out_of_grid.into(),
-            probes: o.probes,
-            cg_tolerance: o.cg_tolerance,
-            max_cg_iterations: o.max_cg_iterations,
-            min_cg_iterations: o.min_cg_iterations,
-            prediction_tolerance: o.prediction_tolerance,
-            slq_scaling: o.slq_scaling.into(),
-            seed: o.seed,
-            memory_limit: o.memory_limit,
+            grid: o.grid.into(),
+            krylov: o.krylov.into(),
+            estimator: o.estimator.into(),
         }
-    }
-}
-
-/// The resolved grid: per axis its number of points, first point and spacing (GSGP files
-/// store their grid the same way).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct GridRecord {
-    sizes: Vec<usize>,
-    lo: Vec<f64>,
-    spacing: Vec<f64>,
-}
-
-impl From<&RegularGrid> for GridRecord {
-    fn from(g: &RegularGrid) -> Self {
-        Self {
-            sizes: g.sizes().to_vec(),
-            lo: g.axes().iter().map(GridAxis::lo).collect(),
-            spacing: g.axes().iter().map(GridAxis::spacing).collect(),
-        }
-    }
-}
-
-impl GridRecord {
-    /// The grid, with gp-structured's checks of each axis (finite start, positive finite
-    /// spacing, at least 2 points).
-    pub(crate) fn to_grid(&self) -> Result<RegularGrid> {
-        let d = self.sizes.len();
-        for (context, len) in [
-            ("saved grid: first points (one per axis)", self.lo.len()),
-            ("saved grid: spacings (one per axis)", self.spacing.len()),
-        ] {
-            if len != d {
-                return Err(ModelError::LengthMismatch {
-                    context,
-                    expected: d,
-                    found: len,
-                });
-            }
-        }
-        let axes = (0..d)
-            .map(|l| GridAxis::from_spacing(self.lo[l], self.spacing[l], self.sizes[l]))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        Ok(RegularGrid::new(axes)?)
     }
 }
 
@@ -264,10 +143,10 @@ impl<K: Kernel + Clone + DeserializeOwned> Ski<K> {
     /// Reads a model written by [`save_json`](Self::save_json) and refits it on the stored
     /// grid.
     ///
-    /// Errors: [`ModelError::Serialization`] for unreadable or malformed JSON or a wrong
-    /// `format`, [`ModelError::UnsupportedVersion`], [`ModelError::LengthMismatch`] when
+    /// Errors: [`ModelError::Serialization`](crate::ModelError::Serialization) for unreadable or malformed JSON or a wrong
+    /// `format`, [`ModelError::UnsupportedVersion`](crate::ModelError::UnsupportedVersion), [`ModelError::LengthMismatch`](crate::ModelError::LengthMismatch) when
     /// `x` or `y` disagree with `n` and `d` or the grid's fields with each other or with
-    /// `d`, [`ModelError::Structured`] for an invalid grid axis, and every error of
+    /// `d`, [`ModelError::Structured`](crate::ModelError::Structured) for an invalid grid axis, and every error of
     /// [`fit`](Self::fit).
     pub fn load_json<R: Read>(reader: R) -> Result<Self> {
         Self::from_json_str(&read_text(reader)?)

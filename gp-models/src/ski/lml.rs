@@ -32,16 +32,16 @@ const HALF_LN_2PI: f64 = 0.918_938_533_204_672_8;
 
 impl<K: Kernel> Ski<K> {
     /// The estimate of the log marginal likelihood and its gradient with the probes of
-    /// [`SkiOptions::seed`](crate::SkiOptions::seed) (the same model and seed give the same
+    /// [`SkiOptions::estimator.seed`](crate::EstimatorSettings::seed) (the same model and seed give the same
     /// estimate).
     ///
     /// Errors as [`lml_and_grad_estimate_with_probes`](Self::lml_and_grad_estimate_with_probes).
     pub fn lml_and_grad_estimate(&self) -> Result<LmlEstimate> {
-        self.lml_and_grad_estimate_with_seed(self.options.seed)
+        self.lml_and_grad_estimate_with_seed(self.options.estimator.seed)
     }
 
     /// As [`lml_and_grad_estimate`](Self::lml_and_grad_estimate) with `t` Rademacher probes
-    /// drawn from `seed` (`t` = [`SkiOptions::probes`](crate::SkiOptions::probes)).
+    /// drawn from `seed` (`t` = [`SkiOptions::estimator.probes`](crate::EstimatorSettings::probes)).
     ///
     /// Errors as [`lml_and_grad_estimate_with_probes`](Self::lml_and_grad_estimate_with_probes).
     pub fn lml_and_grad_estimate_with_seed(&self, seed: u64) -> Result<LmlEstimate> {
@@ -69,13 +69,13 @@ impl<K: Kernel> Ski<K> {
     /// Errors as [`lml_and_grad_estimate_with_probes`](Self::lml_and_grad_estimate_with_probes),
     /// except for the hyperparameter layout.
     pub fn lml_estimate(&self) -> Result<LmlEstimate> {
-        let probes = self.draw_probes(self.options.seed)?;
+        let probes = self.draw_probes(self.options.estimator.seed)?;
         self.estimate(probes, false)
     }
 
     pub(crate) fn draw_probes(&self, seed: u64) -> Result<Probes> {
         let opts = ProbeOptions {
-            count: self.options.probes,
+            count: self.options.estimator.probes,
             seed,
             ..ProbeOptions::default()
         };
@@ -103,13 +103,14 @@ impl<K: Kernel> Ski<K> {
         let phase = Instant::now();
         let op = self.operator();
         let cg_options = CgOptions {
-            tolerance: self.options.cg_tolerance,
-            max_iterations: self.options.max_cg_iterations,
+            tolerance: self.options.krylov.tolerance,
+            max_iterations: self.options.krylov.max_iterations,
             min_iterations: self
                 .options
-                .min_cg_iterations
+                .krylov
+                .min_iterations
                 .min(n)
-                .min(self.options.max_cg_iterations),
+                .min(self.options.krylov.max_iterations),
             ..CgOptions::default()
         };
         let solve = solve_with_probes(&op, self.y.as_mat(), None, probes, &cg_options)?;
@@ -121,7 +122,7 @@ impl<K: Kernel> Ski<K> {
             solve.probe_columns(),
             n,
             solve.preconditioner_log_det,
-            self.options.slq_scaling,
+            self.options.estimator.slq_scaling,
         )?;
         times.log_det = phase.elapsed();
 

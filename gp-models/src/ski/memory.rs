@@ -9,7 +9,7 @@
 //! buffers per column.) The `n`-space vectors (`O(n t)`) and `W` (`O(n d)`) are not counted:
 //! they scale with the data, not with the grid.
 //!
-//! **Limit.** [`SkiOptions::memory_limit`](crate::SkiOptions::memory_limit) if set;
+//! **Limit.** [`SkiOptions::grid.memory_limit`](crate::grid::GridSettings::memory_limit) if set;
 //! otherwise the `MemAvailable` line of `/proc/meminfo` when it can be read; otherwise a
 //! fixed cap of [`DEFAULT_MEMORY_CAP`] (16 GiB). A grid whose estimate exceeds the limit is
 //! refused with [`ModelError::GridTooLarge`](crate::ModelError::GridTooLarge) before anything of size `m` is allocated.
@@ -27,7 +27,8 @@ impl SkiMemory {
             .checked_mul(vectors)
             .and_then(|v| v.checked_mul(8))
             .unwrap_or(u128::MAX);
-        let (limit_bytes, limit_source) = resolve_limit(memory_limit, "SkiOptions::memory_limit");
+        let (limit_bytes, limit_source) =
+            resolve_limit(memory_limit, "SkiOptions::grid.memory_limit");
         Self {
             grid_points,
             vectors,

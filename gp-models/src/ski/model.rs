@@ -12,6 +12,7 @@ use crate::core::likelihood::{
 use crate::core::SolveReport;
 use crate::error::{ModelError, Result};
 use crate::grid::kernel::GridKernel;
+use crate::grid::love::LoveMemo;
 use crate::grid::memory::SkiMemory;
 use crate::ski::operator::SkiOperator;
 use crate::ski::options::SkiOptions;
@@ -43,12 +44,16 @@ pub(crate) struct MeanCache {
 /// ```
 /// use faer::{Col, Mat};
 /// use gp_kernels::SquaredExponential;
+/// use gp_models::grid::GridSettings;
 /// use gp_models::{ExactGp, Ski, SkiOptions};
 ///
 /// let x = Mat::from_fn(100, 1, |i, _| i as f64 / 20.0);
 /// let y = Col::from_fn(100, |i| (i as f64 / 20.0).sin());
 /// let kernel = SquaredExponential::new(vec![1.0], 1.0)?;
-/// let opts = SkiOptions { grid_sizes: vec![60], ..SkiOptions::default() };
+/// let opts = SkiOptions {
+///     grid: GridSettings { sizes: vec![60], ..GridSettings::default() },
+///     ..SkiOptions::default()
+/// };
 /// let ski = Ski::fit(kernel.clone(), x.as_ref(), y.as_ref(), 0.01, &opts)?;
 /// assert_eq!(ski.grid().num_points(), 60);
 ///
@@ -69,6 +74,8 @@ pub struct Ski<K> {
     pub(crate) w: Arc<InterpolationWeights>,
     pub(crate) grid_kernel: GridKernel,
     pub(crate) cache: OnceLock<std::result::Result<MeanCache, ModelError>>,
+    /// The LOVE cache the last LOVE prediction built.
+    pub(crate) love_memo: LoveMemo,
 }
 
 impl<K: std::fmt::Debug> std::fmt::Debug for Ski<K> {
@@ -88,8 +95,10 @@ impl<K: std::fmt::Debug> std::fmt::Debug for Ski<K> {
 fn build_grid(x: MatRef<'_, f64>, options: &SkiOptions) -> Result<RegularGrid> {
     let (n, d) = (x.nrows(), x.ncols());
     let sizes = options.resolved_grid_sizes(n, d)?;
-    SkiMemory::estimate(&sizes, options.probes, options.memory_limit).check()?;
-    options.grid_options().grid_with_sizes(x, &sizes)
+    SkiMemory::estimate(&sizes, options.estimator.probes, options.grid.memory_limit).check()?;
+    options
+        .grid
+        .grid_with_sizes(x, &sizes, crate::core::settings::OptionOwner::Ski)
 }
 
 impl<K: Kernel + Clone> Ski<K> {
@@ -141,7 +150,12 @@ impl<K: Kernel + Clone> Ski<K> {
                 found: grid.dims(),
             });
         }
-        SkiMemory::estimate(grid.sizes(), options.probes, options.memory_limit).check()?;
+        SkiMemory::estimate(
+            grid.sizes(),
+            options.estimator.probes,
+            options.grid.memory_limit,
+        )
+        .check()?;
         Self::assemble(kernel, x, y, noise_variance, options, grid)
     }
 
@@ -155,8 +169,8 @@ impl<K: Kernel + Clone> Ski<K> {
         grid: RegularGrid,
     ) -> Result<Self> {
         let interp = InterpolationOptions {
-            scheme: options.scheme,
-            out_of_grid: options.out_of_grid,
+            scheme: options.grid.scheme,
+            out_of_grid: options.grid.out_of_grid,
         };
         let w = InterpolationWeights::new(&grid, x, interp)
             .map_err(|e| ModelError::from_structured(e, "the training points"))?;
@@ -171,6 +185,7 @@ impl<K: Kernel + Clone> Ski<K> {
             w: Arc::new(w),
             grid_kernel,
             cache: OnceLock::new(),
+            love_memo: LoveMemo::default(),
         })
     }
 
@@ -211,6 +226,7 @@ impl<K: Kernel + Clone> Ski<K> {
             w: Arc::clone(&self.w),
             grid_kernel,
             cache: OnceLock::new(),
+            love_memo: LoveMemo::default(),
         })
     }
 }
@@ -289,8 +305,8 @@ impl<K: Kernel> Ski<K> {
     /// The interpolation options of the model (scheme and out-of-grid policy).
     pub(crate) fn interpolation_options(&self) -> InterpolationOptions {
         InterpolationOptions {
-            scheme: self.options.scheme,
-            out_of_grid: self.options.out_of_grid,
+            scheme: self.options.grid.scheme,
+            out_of_grid: self.options.grid.out_of_grid,
         }
     }
 

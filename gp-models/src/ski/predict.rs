@@ -1,7 +1,7 @@
 //! Predictions of a [`Ski`] model.
 //!
 //! * Mean `μ(x*) = w*ᵀ a` with the grid cache `a = K_G Wᵀ α`, `α = K̂⁻¹y` (one CG solve to
-//!   [`SkiOptions::prediction_tolerance`](crate::SkiOptions::prediction_tolerance), on first
+//!   [`SkiOptions::krylov.prediction_tolerance`](crate::KrylovSettings::prediction_tolerance), on first
 //!   use, cached): `O(4^d)` per test point.
 //! * Latent variance `w*ᵀ K_G w* − k̃*ᵀ K̂⁻¹ k̃*`, `k̃* = W K_G w*`: the prior term from the
 //!   stencils (`O(16^d)` per point), the second by batched CG solves, [`VARIANCE_BLOCK`]
@@ -27,8 +27,8 @@ impl<K: Kernel> Ski<K> {
     /// The CG options of the prediction solves.
     pub(crate) fn prediction_cg_options(&self) -> CgOptions {
         CgOptions {
-            tolerance: self.options.prediction_tolerance,
-            max_iterations: self.options.max_cg_iterations,
+            tolerance: self.options.krylov.prediction_tolerance,
+            max_iterations: self.options.krylov.max_iterations,
             ..CgOptions::default()
         }
     }

@@ -11,6 +11,16 @@ use gp_models::{Gsgp, GsgpOptions, GsgpSolver, Ski, SkiOptions};
 #[allow(unused_imports)]
 pub use ski_support::{data, test_points, tight, DenseSki};
 
+/// The GSGP options of the same grid, solves and probes as the SKI `options`.
+pub fn gsgp_options(options: &SkiOptions) -> GsgpOptions {
+    GsgpOptions {
+        grid: options.grid.clone(),
+        krylov: options.krylov,
+        estimator: options.estimator,
+        ..GsgpOptions::default()
+    }
+}
+
 /// A SKI and a GSGP model of the same data with the same (tight) options.
 pub struct Pair {
     pub ski: Ski<SquaredExponential>,
@@ -30,7 +40,7 @@ pub fn problem(d: usize, solver: GsgpSolver) -> Pair {
     let (x, y) = data(n, d, width, seed);
     let kernel = SquaredExponential::new(lengths, 1.1).unwrap();
     let ski_opts: SkiOptions = tight(sizes);
-    let mut opts = GsgpOptions::from(&ski_opts);
+    let mut opts = gsgp_options(&ski_opts);
     opts.solver = solver;
     let ski = Ski::fit(kernel.clone(), x.as_ref(), y.as_ref(), 0.05, &ski_opts).unwrap();
     let gsgp = Gsgp::fit(kernel, x.as_ref(), y.as_ref(), 0.05, &opts).unwrap();

@@ -5,6 +5,8 @@
 use faer::{Col, Mat, MatRef};
 use gp_kernels::Kernel;
 use gp_linalg::Cholesky;
+use gp_models::grid::GridSettings;
+use gp_models::KrylovSettings;
 use gp_models::{Ski, SkiOptions};
 use gp_structured::{InterpolationOptions, InterpolationWeights, RegularGrid};
 use rand::{Rng, SeedableRng};
@@ -127,10 +129,16 @@ impl DenseSki {
 /// Options with tight solves for comparisons with the dense reference.
 pub fn tight(grid_sizes: Vec<usize>) -> SkiOptions {
     SkiOptions {
-        grid_sizes,
-        cg_tolerance: 1e-11,
-        prediction_tolerance: 1e-11,
-        max_cg_iterations: 5000,
+        grid: GridSettings {
+            sizes: grid_sizes,
+            ..GridSettings::default()
+        },
+        krylov: KrylovSettings {
+            tolerance: 1e-11,
+            prediction_tolerance: 1e-11,
+            max_iterations: 5000,
+            ..KrylovSettings::default()
+        },
         ..SkiOptions::default()
     }
 }

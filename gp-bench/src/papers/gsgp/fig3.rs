@@ -13,7 +13,9 @@ use crate::experiment::{
 };
 use crate::synthetic::sine::gsgp_sine;
 use crate::table::{fmt_seconds, Table};
+use gp_models::grid::GridSettings;
 use gp_models::SkiOptions;
+use gp_models::{EstimatorSettings, KrylovSettings};
 
 /// The experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -176,11 +178,19 @@ impl Point {
 
 fn options(m: usize) -> SkiOptions {
     SkiOptions {
-        grid_sizes: vec![m],
-        prediction_tolerance: 1e-5,
-        max_cg_iterations: 1000,
-        probes: 1,
-        ..SkiOptions::default()
+        grid: GridSettings {
+            sizes: vec![m],
+            ..GridSettings::default()
+        },
+        krylov: KrylovSettings {
+            prediction_tolerance: 1e-5,
+            max_iterations: 1000,
+            ..KrylovSettings::default()
+        },
+        estimator: EstimatorSettings {
+            probes: 1,
+            ..EstimatorSettings::default()
+        },
     }
 }
 

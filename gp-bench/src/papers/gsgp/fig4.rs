@@ -8,10 +8,12 @@ use std::time::Instant;
 
 use faer::{Col, Mat, MatRef};
 use gp_kernels::SquaredExponential;
+use gp_models::grid::GridSettings;
 use gp_models::gsgp::LogDetFactorKind;
+use gp_models::{EstimatorSettings, KrylovSettings};
 use gp_models::{
-    GpModel, Gsgp, GsgpOptions, LmlEstimate, LmlRequest, LoveOptions, ModelError, PredictRequest,
-    Ski, SkiOptions,
+    GpModel, Gsgp, LmlEstimate, LmlRequest, LoveOptions, ModelError, PredictRequest, Ski,
+    SkiOptions,
 };
 use serde_json::json;
 
@@ -175,7 +177,7 @@ impl Fig4Model for Gsgp<SquaredExponential> {
 
     fn fit_sound(data: &SoundData, opts: &SkiOptions) -> Result<Self, BenchError> {
         let (x, y) = (data.x_train.as_ref(), data.y_train.as_ref());
-        let opts = GsgpOptions::from(opts);
+        let opts = super::gsgp_side::gsgp_options(opts);
         Ok(Gsgp::fit(
             SOUND.kernel()?,
             x,
@@ -280,9 +282,13 @@ fn measure_grid<M: Fig4Model>(
     if p.log_det_grids.contains(&m) {
         progress.set_message(format!("{tag}, log det"));
         let t0 = Instant::now();
+        let base = options(m, 1e-5, p, seed);
         let opts = SkiOptions {
-            max_cg_iterations: p.log_det_max_iterations,
-            ..options(m, 1e-5, p, seed)
+            krylov: KrylovSettings {
+                max_iterations: p.log_det_max_iterations,
+                ..base.krylov
+            },
+            ..base
         };
         let res = M::fit_sound(data, &opts)
             .and_then(|model| Ok((lml_estimate(&model)?, model.log_det_factor()?)));
@@ -337,15 +343,22 @@ fn measure_grid<M: Fig4Model>(
 
 fn options(m: usize, prediction_tolerance: f64, plan: &Plan, seed: u64) -> SkiOptions {
     SkiOptions {
-        grid_sizes: vec![m],
-        bounds: Some(sound_bounds(m)),
-        prediction_tolerance,
-        cg_tolerance: plan.log_det_tolerance,
-        max_cg_iterations: 5000,
-        min_cg_iterations: 20,
-        probes: plan.probes,
-        seed,
-        ..SkiOptions::default()
+        grid: GridSettings {
+            sizes: vec![m],
+            bounds: Some(sound_bounds(m)),
+            ..GridSettings::default()
+        },
+        krylov: KrylovSettings {
+            prediction_tolerance,
+            tolerance: plan.log_det_tolerance,
+            max_iterations: 5000,
+            min_iterations: 20,
+        },
+        estimator: EstimatorSettings {
+            probes: plan.probes,
+            seed,
+            ..EstimatorSettings::default()
+        },
     }
 }
 
@@ -432,10 +445,14 @@ impl Experiment for Figure4 {
         // the same probes' seed), the covariance by GSGP's high-rank LOVE cache.
         ctx.progress
             .set_message(format!("references at m = {}", fmt_count(m_max)));
+        let base = options(m_max, 1e-8, &p, ctx.seed);
         let ref_opts = SkiOptions {
-            cg_tolerance: 1e-3,
-            max_cg_iterations: 3000,
-            ..options(m_max, 1e-8, &p, ctx.seed)
+            krylov: KrylovSettings {
+                tolerance: 1e-3,
+                max_iterations: 3000,
+                ..base.krylov
+            },
+            ..base
         };
         let ref_lml = lml_estimate(&Ski::fit_sound(&data, &ref_opts)?)?;
         ctx.progress.inc(1);

@@ -19,7 +19,9 @@ use super::gsgp_side::gsgp_mean_from_stats;
 use crate::error::BenchError;
 use crate::experiment::{Experiment, ExperimentOutput, NamedTable, RunContext, RunSize};
 use crate::table::{fmt_seconds, Table};
+use gp_models::grid::GridSettings;
 use gp_models::SkiOptions;
+use gp_models::{EstimatorSettings, KrylovSettings};
 
 /// The experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -155,12 +157,20 @@ pub fn streamed_run(
         let peak_after_stats = peak_rss_bytes();
 
         let opts = SkiOptions {
-            grid_sizes: sizes.to_vec(),
-            bounds: Some(US_GRID.iter().map(|g| (g.0, g.1)).collect()),
-            prediction_tolerance: 1e-2,
-            max_cg_iterations: 1000,
-            probes: 1,
-            ..SkiOptions::default()
+            grid: GridSettings {
+                sizes: sizes.to_vec(),
+                bounds: Some(US_GRID.iter().map(|g| (g.0, g.1)).collect()),
+                ..GridSettings::default()
+            },
+            krylov: KrylovSettings {
+                prediction_tolerance: 1e-2,
+                max_iterations: 1000,
+                ..KrylovSettings::default()
+            },
+            estimator: EstimatorSettings {
+                probes: 1,
+                ..EstimatorSettings::default()
+            },
         };
         progress.set_message("GSGP mean solve".to_string());
         let run: Result<MeanRun, BenchError> =

@@ -3,7 +3,9 @@
 //! and precipitation data (spec `gsgp.md` §4.3), with the paper's ratios beside ours.
 
 use faer::{Col, Mat};
+use gp_models::grid::GridSettings;
 use gp_models::SkiOptions;
+use gp_models::{EstimatorSettings, KrylovSettings};
 use gp_structured::sufficient_stats::MOMENT_MIN_POINTS_PER_CELL;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -443,12 +445,20 @@ impl Table1 {
             let (x, y, origin, _real) = row_data(&row, ctx)?;
             let h = hypers(row.source);
             let opts = SkiOptions {
-                grid_sizes: row.sizes.clone(),
-                bounds: Some(row.bounds.clone()),
-                prediction_tolerance: row.tolerance,
-                max_cg_iterations: 1000,
-                probes: 1,
-                ..SkiOptions::default()
+                grid: GridSettings {
+                    sizes: row.sizes.clone(),
+                    bounds: Some(row.bounds.clone()),
+                    ..GridSettings::default()
+                },
+                krylov: KrylovSettings {
+                    prediction_tolerance: row.tolerance,
+                    max_iterations: 1000,
+                    ..KrylovSettings::default()
+                },
+                estimator: EstimatorSettings {
+                    probes: 1,
+                    ..EstimatorSettings::default()
+                },
             };
             let ski = ski_mean(h, x.as_ref(), y.as_ref(), &opts)
                 .map(|r| r.0)
