@@ -575,3 +575,82 @@ fn gsgp_damaged_files_give_typed_errors() {
         Err(ModelError::GridTooLarge { .. })
     ));
 }
+
+/// The keys of the saved `options` object, sorted.
+fn option_keys(text: &str) -> Vec<String> {
+    let value: serde_json::Value = serde_json::from_str(text).unwrap();
+    let options = value["options"].as_object().unwrap();
+    for (key, v) in options {
+        assert!(!v.is_object(), "options.{key} is nested: {v}");
+    }
+    let mut keys: Vec<String> = options.keys().cloned().collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn composed_options_keep_the_version_1_file_layout() {
+    // The options are composed of shared parts in memory, but a file stores them flat under
+    // the names version-1 files have, so files written before the change keep loading.
+    let sorted = |keys: &[&str]| {
+        let mut v: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+        v.sort();
+        v
+    };
+    let krylov_estimator = [
+        "cg_tolerance",
+        "max_cg_iterations",
+        "min_cg_iterations",
+        "prediction_tolerance",
+        "probes",
+        "slq_scaling",
+        "seed",
+    ];
+    let grid = [
+        "grid_sizes",
+        "padding",
+        "bounds",
+        "scheme",
+        "out_of_grid",
+        "memory_limit",
+    ];
+    let iterative = [
+        &krylov_estimator[..],
+        &[
+            "max_lanczos_iterations",
+            "preconditioner_rank",
+            "constant_mean",
+        ],
+    ]
+    .concat();
+    let ski = [&krylov_estimator[..], &grid[..]].concat();
+    let gsgp = [&ski[..], &["solver", "log_det_dense_factor_max"]].concat();
+    assert_eq!(
+        option_keys(&iterative_model().to_json_string().unwrap()),
+        sorted(&iterative)
+    );
+    assert_eq!(
+        option_keys(&ski_model().to_json_string().unwrap()),
+        sorted(&ski)
+    );
+    assert_eq!(
+        option_keys(&gsgp_model().to_json_string().unwrap()),
+        sorted(&gsgp)
+    );
+    // A version-1 SKI options object written by hand in the old field order loads.
+    let text = ski_model().to_json_string().unwrap();
+    let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    value["options"] = serde_json::json!({
+        "grid_sizes": [40], "padding": null, "bounds": null, "scheme": "cubic",
+        "out_of_grid": "error", "probes": 7, "cg_tolerance": 0.01, "max_cg_iterations": 900,
+        "min_cg_iterations": 20, "prediction_tolerance": 1e-8, "slq_scaling": "probe_norm",
+        "seed": 3, "memory_limit": null
+    });
+    let loaded = load_ski(&value.to_string()).unwrap();
+    let o = loaded.options();
+    assert_eq!(o.grid.sizes, vec![40]);
+    assert_eq!(o.estimator.probes, 7);
+    assert_eq!(o.estimator.seed, 3);
+    assert_eq!(o.krylov.max_iterations, 900);
+    assert_eq!(o.krylov.prediction_tolerance, 1e-8);
+}
