@@ -143,9 +143,11 @@ pub enum ModelError {
     },
     /// The grid of a structured model would need more memory than allowed.
     #[error(
-        "a grid of {grid_points} points would need about {estimated_bytes} bytes \
-         ({vectors} vectors of length m, 8 bytes per entry), more than the limit of {limit_bytes} bytes \
-         ({limit_source}); use fewer grid points per dimension or raise SkiOptions::grid.memory_limit"
+        "a grid of {grid_points} points would need about {} ({vectors} vectors of length m, 8 \
+         bytes per entry), more than the limit of {} ({limit_source}); use fewer grid points per \
+         dimension or raise the model's grid.memory_limit option (SkiOptions, GsgpOptions)",
+        Bytes(*estimated_bytes),
+        Bytes(u128::from(*limit_bytes))
     )]
     GridTooLarge {
         /// Number of grid points `m = Π m_l` (saturating).
@@ -169,9 +171,11 @@ pub enum ModelError {
         "the GSGP log determinant needs square roots of the grid kernel's Toeplitz factors \
          (sizes {sizes:?}: dense eigendecompositions up to GsgpOptions::log_det_dense_factor_max \
          points, circulant square roots above), its probe vectors and a CSR copy of S, about \
-         {estimated_bytes} bytes, more than the limit of {limit_bytes} bytes ({limit_source}); \
+         {}, more than the limit of {} ({limit_source}); \
          use fewer grid points per dimension or a smaller log_det_dense_factor_max (the mean \
-         and covariances do not need these factors)"
+         and covariances do not need these factors)",
+        Bytes(*estimated_bytes),
+        Bytes(u128::from(*limit_bytes))
     )]
     LogDetFactorTooLarge {
         /// Grid points per dimension.
@@ -185,6 +189,29 @@ pub enum ModelError {
         /// Where the limit came from.
         limit_source: &'static str,
     },
+    /// An exact (dense) GP on this many points would need more memory than allowed: the
+    /// `n × n` kernel matrices are checked before they are allocated.
+    #[error(
+        "an exact GP on {n} points needs {matrices} dense {n} × {n} matrices ({what}), about {}, \
+         more than the limit of {} ({limit_source}); use IterativeGp (no n × n storage), Ski or \
+         Gsgp for data of this size, fit a subset, or raise FitOptions::memory_limit",
+        Bytes(*estimated_bytes),
+        Bytes(u128::from(*limit_bytes))
+    )]
+    DenseTooLarge {
+        /// Number of training points.
+        n: usize,
+        /// How many `n × n` matrices the step holds at its peak.
+        matrices: u32,
+        /// Which step (fit, or the log-marginal-likelihood gradient).
+        what: &'static str,
+        /// `matrices · 8 n²` in bytes (saturating).
+        estimated_bytes: u128,
+        /// The limit it was compared with, in bytes.
+        limit_bytes: u64,
+        /// Where the limit came from (the option, `/proc/meminfo`, or the fixed cap).
+        limit_source: &'static str,
+    },
     /// The circulant embedding of a large Toeplitz factor of `K_G`, needed for the GSGP log
     /// determinant's square root, stayed indefinite even when lengthened (the 1-D kernel has
     /// not decayed over the embedded lags, e.g. a length scale much longer than the grid), and
@@ -194,9 +221,11 @@ pub enum ModelError {
          ({size} grid points): its circulant embedding stays indefinite up to length \
          {embedding} (eigenvalues from {min_eigenvalue:e} to {max_eigenvalue:e}; the 1-D \
          kernel has not decayed over the embedded lags), and the dense eigendecomposition that \
-         would replace it needs about {dense_bytes} bytes, more than the limit of {limit_bytes} \
-         bytes ({limit_source}); use a length scale shorter than the grid's extent along this \
-         dimension, fewer grid points on it, or a larger memory limit"
+         would replace it needs about {}, more than the limit of {} ({limit_source}); use a \
+         length scale shorter than the grid's extent along this dimension, fewer grid points on \
+         it, or a larger memory limit",
+        Bytes(*dense_bytes),
+        Bytes(u128::from(*limit_bytes))
     )]
     LogDetEmbeddingIndefinite {
         /// The dimension `l` of the factor.
@@ -253,5 +282,34 @@ impl ModelError {
             },
             other => ModelError::Structured(other),
         }
+    }
+}
+
+/// A byte count as people read it: binary units with three significant digits and the exact
+/// count, e.g. `50.9 TiB (56000000000000 bytes)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bytes(pub u128);
+
+impl std::fmt::Display for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const UNITS: [&str; 7] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB"];
+        let b = self.0;
+        if b < 1024 {
+            return write!(f, "{b} bytes");
+        }
+        let mut value = b as f64 / 1024.0;
+        let mut unit = 0;
+        while value >= 1024.0 && unit + 1 < UNITS.len() {
+            value /= 1024.0;
+            unit += 1;
+        }
+        let digits = if value >= 100.0 {
+            0
+        } else if value >= 10.0 {
+            1
+        } else {
+            2
+        };
+        write!(f, "{value:.digits$} {} ({b} bytes)", UNITS[unit])
     }
 }

@@ -9,6 +9,7 @@ mod bad_input;
 mod breakdown_scale;
 mod data_splits;
 mod dense_reference;
+mod exact_memory;
 mod gradient;
 mod gsgp_log_det;
 mod gsgp_stats;

@@ -216,8 +216,8 @@ pub struct TrainProgress<'a> {
 /// ```
 ///
 /// Errors: [`ModelError::InvalidOption`] for a negative or non-finite restart scale,
-/// invalid optimizer options, or [`ModelError::Optimizer`] (wrapping the first run's
-/// error) when no run could start.
+/// invalid optimizer options, or the first run's own error (for example
+/// [`ModelError::DenseTooLarge`] or a factorization failure) when no run could start.
 pub fn train<M: GpModel>(model: &M, options: &TrainOptions) -> Result<TrainResult<M>> {
     train_observed(model, options, |_| ControlFlow::Continue(()))
 }
@@ -307,13 +307,14 @@ where
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(i, _)| i);
     let Some(best_run) = best_run else {
-        let first = runs
-            .first()
-            .and_then(|r| r.outcome.as_ref().err())
-            .map_or_else(|| "no run".to_string(), |e| e.to_string());
-        return Err(ModelError::Optimizer {
-            reason: format!("no training run could start; the first failed with: {first}"),
-        });
+        // Every run failed: the first run's error as it is (typed, e.g. a memory limit or a
+        // factorization failure), not a string around it.
+        return Err(runs
+            .into_iter()
+            .find_map(|r| r.outcome.err())
+            .unwrap_or_else(|| ModelError::Optimizer {
+                reason: "no training run was made (no start point)".into(),
+            }));
     };
     let best_x = match &runs[best_run].outcome {
         Ok(o) => o.x.clone(),

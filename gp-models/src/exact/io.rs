@@ -152,6 +152,7 @@ impl<K: Kernel + Clone + DeserializeOwned> ExactGp<K> {
         let options = FitOptions {
             constant_mean: saved.constant_mean,
             jitter: saved.jitter.into(),
+            memory_limit: None,
         };
         Self::fit_with_options(saved.kernel, x, y, saved.noise_variance, &options)
     }

@@ -208,6 +208,8 @@ pub(crate) struct NegLmlObjective<K> {
     pub yc: Col<f64>,
     /// Jitter ladder for the factorization.
     pub ladder: JitterLadder,
+    /// The memory limit checked before the first evaluation allocates its buffers.
+    pub memory_limit: Option<u64>,
     /// Buffers reused across evaluations.
     pub workspace: Workspace,
 }
@@ -215,6 +217,14 @@ pub(crate) struct NegLmlObjective<K> {
 impl<K: Kernel> NegLmlObjective<K> {
     /// `(−log p(y), −∇ log p(y))` at the log hyperparameters `params`.
     pub fn eval(&mut self, params: &[f64]) -> Result<(f64, Vec<f64>)> {
+        if self.workspace.gram.is_empty() {
+            crate::exact::memory::check_dense_memory(
+                self.yc.nrows(),
+                3,
+                "training: the Gram buffer, its Cholesky factor and (K + σ²I)⁻¹ for the gradient",
+                self.memory_limit,
+            )?;
+        }
         let (noise_variance, kernel_params) =
             crate::core::likelihood::split_log_params_with_noise(&self.kernel, params)?;
         self.kernel.set_log_params(kernel_params)?;

@@ -10,6 +10,7 @@
 mod interface;
 pub mod io;
 mod lml;
+mod memory;
 pub mod model;
 pub mod options;
 pub mod predict;

@@ -13,6 +13,7 @@ use crate::exact::lml::{
     factorize, log_marginal_likelihood, log_marginal_likelihood_grad, Factorization,
     NegLmlObjective, Workspace,
 };
+use crate::exact::memory::check_dense_memory;
 use crate::exact::options::FitOptions;
 use crate::validate::check_training_data;
 
@@ -114,6 +115,12 @@ impl<K: Kernel + Clone> ExactGp<K> {
         options: &FitOptions,
     ) -> Result<Self> {
         let n = y.nrows();
+        check_dense_memory(
+            n,
+            2,
+            "the Gram matrix and its Cholesky factor",
+            options.memory_limit,
+        )?;
         let mean = if options.constant_mean {
             (0..n).map(|i| y[i]).sum::<f64>() / n as f64
         } else {
@@ -180,6 +187,7 @@ impl<K: Kernel + Clone> ExactGp<K> {
             d: self.d,
             yc: self.yc.clone(),
             ladder: self.options.jitter,
+            memory_limit: self.options.memory_limit,
             workspace: Workspace::new(),
         }
     }

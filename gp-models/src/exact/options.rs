@@ -21,4 +21,10 @@ pub struct FitOptions {
     /// used is reported by [`ExactGp::jitter`](crate::ExactGp::jitter). Default:
     /// [`JitterLadder::default`].
     pub jitter: JitterLadder,
+    /// Memory limit in bytes for the dense `n × n` matrices (default `None`: the
+    /// `MemAvailable` line of `/proc/meminfo` when readable, else 16 GiB). A fit needs two
+    /// such matrices, training three more; above the limit the call fails with
+    /// [`ModelError::DenseTooLarge`](crate::ModelError::DenseTooLarge) before allocating.
+    /// Not saved with the model: a loaded model uses the limit of the machine it loads on.
+    pub memory_limit: Option<u64>,
 }
