@@ -28,7 +28,8 @@ impl Default for LanczosOptions {
     }
 }
 
-/// Why [`lanczos`] stopped.
+/// Why [`lanczos`] (or a factorized Lanczos process) stopped, or
+/// [`Running`](Self::Running) if it has not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LanczosStatus {
     /// `max_iterations` (or `n`) vectors were built.
@@ -38,6 +39,12 @@ pub enum LanczosStatus {
     InvariantSubspace,
     /// `A q` was NaN or infinite; `Q` and `T` hold the steps before.
     NonFinite,
+    /// The process has not stopped: the status of a step interface
+    /// ([`FlaSolver`](crate::factorized::FlaSolver),
+    /// [`EflaSolver`](crate::factorized::EflaSolver)) while it runs, and of a result
+    /// finished early through one. [`lanczos`], [`fla`](crate::fla()) and
+    /// [`efla`](crate::efla()) never return it.
+    Running,
 }
 
 /// The outcome of [`lanczos`]: `Q` (`n×k`, orthonormal columns, `q₁ = b/‖b‖`), `T`

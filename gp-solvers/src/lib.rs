@@ -27,7 +27,8 @@
 //!   factorized CG ([`fcg()`]), efficiently factorized CG ([`efcg()`], one `K_G` and one
 //!   `S = WᵀW` product per iteration; [`EfcgSolver`] is its step interface, [`FcgSolver`] and [`EfcgSimplifiedSolver`] those of
 //!   FCG and simplified EFCG), simplified EFCG for right-hand sides in `range(W)`
-//!   ([`efcg_simplified()`]), factorized Lanczos ([`fla()`], [`efla()`]): the iterates of
+//!   ([`efcg_simplified()`]), factorized Lanczos ([`fla()`], [`efla()`]; step interfaces
+//!   [`FlaSolver`] and [`EflaSolver`]): the iterates of
 //!   CG/Lanczos on the `n×n` system at a cost per iteration independent of `n`, behind the
 //!   [`WeightSpaceSystem`] trait.
 //! * [`precond`]: the [`Preconditioner`] trait (`P⁻¹`, `log det P`, samples of `N(0, P)`),
@@ -84,10 +85,10 @@ pub use cg::{
 pub use error::{Result, SolverError};
 pub use estimate::Estimate;
 pub use factorized::{
-    efcg, efcg_simplified, efla, fcg, fla, EfcgSimplifiedSolver, EfcgSolver, EfcgStep,
+    efcg, efcg_simplified, efla, fcg, fla, EfcgSimplifiedSolver, EfcgSolver, EfcgStep, EflaSolver,
     FactorizedBreakdown, FactorizedCgOptions, FactorizedCgResult, FactorizedCgStep,
-    FactorizedLanczos, FactorizedStatus, FactorizedVector, FcgSolver, OperatorSystem, StartVector,
-    WeightSpaceSystem,
+    FactorizedLanczos, FactorizedStatus, FactorizedVector, FcgSolver, FlaSolver, LanczosStep,
+    OperatorSystem, StartVector, WeightSpaceSystem,
 };
 pub use gp_linalg::LinearOperator;
 pub use krylov::{KrylovRecord, Status, StoppingRule};

@@ -49,6 +49,18 @@ impl SymTridiagonal {
         })
     }
 
+    /// Builds `T` from parts the caller has already checked (`off_diagonal.len() + 1 ==
+    /// diagonal.len()` or both empty, every entry finite): the infallible form of
+    /// [`new`](Self::new) for the Lanczos processes, which test each entry as they go.
+    pub(crate) fn from_checked(diagonal: Vec<f64>, off_diagonal: Vec<f64>) -> Self {
+        debug_assert_eq!(off_diagonal.len(), diagonal.len().saturating_sub(1));
+        debug_assert!(diagonal.iter().chain(&off_diagonal).all(|v| v.is_finite()));
+        Self {
+            diagonal,
+            off_diagonal,
+        }
+    }
+
     /// The Lanczos tridiagonal implied by `k` CG steps (Saad, §6.7.3; Gardner et al. 2018),
     /// from the step lengths `α₁..α_k` and the ratios `β₁..β_{k−1}` (further `β`s are
     /// ignored):

@@ -7,9 +7,9 @@ use factorized_support::*;
 use faer::{Col, ColMut, ColRef, Mat};
 use gp_linalg::{DenseOperator, LinalgError, LinearOperator};
 use gp_solvers::factorized::{
-    efcg, efcg_simplified, efla, fcg, fla, EfcgSolver, FactorizedBreakdown, FactorizedCgOptions,
-    FactorizedCgResult, FactorizedLanczos, FactorizedStatus, FactorizedVector, OperatorSystem,
-    StartVector, WeightSpaceSystem,
+    efcg, efcg_simplified, efla, fcg, fla, EfcgSolver, EflaSolver, FactorizedBreakdown,
+    FactorizedCgOptions, FactorizedCgResult, FactorizedLanczos, FactorizedStatus, FactorizedVector,
+    FlaSolver, LanczosStep, OperatorSystem, StartVector, WeightSpaceSystem,
 };
 use gp_solvers::{LanczosOptions, SolverError};
 
@@ -344,8 +344,79 @@ fn failing_products_are_errors_from_every_solver() {
                 },
             };
             assert_fault(err, fault, &format!("EfcgSolver after {after}"));
+            // So do the Lanczos step interfaces: from `new` when the set-up's product fails
+            // (after 0 calls), from `step` otherwise. A failed step records nothing: trying
+            // again fails again, and `finish` gives the vectors before it, as the one-shot
+            // run with that many vectors on the healthy system.
+            let o = LanczosOptions::default();
+            let sys = Faulty(p.system(), after, fault);
+            match FlaSolver::new(&sys, &start, &o) {
+                Err(e) => {
+                    assert_eq!(after, 0, "FlaSolver::new failed after {after}");
+                    assert_fault(e, fault, "FlaSolver::new");
+                }
+                Ok(mut solver) => {
+                    let err = lanczos_step_error(&mut solver, FlaSolver::step, FlaSolver::steps);
+                    assert_fault(err, fault, &format!("FlaSolver after {after}"));
+                    let res = solver.finish();
+                    assert_same_prefix(&res, &fla(&p.system(), &start, &opts(res.steps())));
+                }
+            }
+            let sys = Faulty(p.system(), after, fault);
+            match EflaSolver::new(&sys, &start, &o) {
+                Err(e) => {
+                    assert_eq!(after, 0, "EflaSolver::new failed after {after}");
+                    assert_fault(e, fault, "EflaSolver::new");
+                }
+                Ok(mut solver) => {
+                    let err = lanczos_step_error(&mut solver, EflaSolver::step, EflaSolver::steps);
+                    assert_fault(err, fault, &format!("EflaSolver after {after}"));
+                    let res = solver.finish();
+                    assert_same_prefix(&res, &efla(&p.system(), &start, &opts(res.steps())));
+                }
+            }
         }
     }
+}
+
+fn opts(k: usize) -> LanczosOptions {
+    LanczosOptions {
+        max_iterations: k,
+        ..Default::default()
+    }
+}
+
+/// Steps until a step fails, checks that the failed step recorded nothing (a second try
+/// fails too and the number of vectors stays) and returns the error.
+fn lanczos_step_error<S>(
+    solver: &mut S,
+    step: fn(&mut S) -> gp_solvers::Result<Option<LanczosStep>>,
+    steps: fn(&S) -> usize,
+) -> SolverError {
+    let err = loop {
+        match step(solver) {
+            Err(e) => break e,
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("the solver finished despite a failing product"),
+        }
+    };
+    let k = steps(solver);
+    assert!(k >= 1, "the failure comes after some steps");
+    assert!(step(solver).is_err(), "a second try of the failed step");
+    assert_eq!(steps(solver), k);
+    err
+}
+
+/// `res` (stopped by a failed step) holds exactly the vectors of `expected`.
+fn assert_same_prefix(res: &FactorizedLanczos, expected: &gp_solvers::Result<FactorizedLanczos>) {
+    let Ok(expected) = expected else {
+        panic!("the healthy run failed: {expected:?}");
+    };
+    assert_eq!(res.status, gp_solvers::LanczosStatus::Running);
+    assert_eq!(res.tridiagonal, expected.tridiagonal);
+    assert_eq!(res.q_hat, expected.q_hat);
+    assert_eq!(res.q_coeffs, expected.q_coeffs);
+    assert_eq!(res.wt_basis, expected.wt_basis);
 }
 
 type CgSolverFn = fn(

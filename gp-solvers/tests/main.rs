@@ -9,6 +9,7 @@ mod cg;
 mod factorized_cg;
 mod factorized_errors;
 mod factorized_lanczos;
+mod factorized_lanczos_steps;
 mod factorized_simplified;
 mod lanczos;
 mod precond;

@@ -1,5 +1,6 @@
 //! What the factorized Lanczos solvers return, and the pieces FLA and EFLA share: set-up,
-//! the growing factorized basis `Q = W Q̂ + b̃ dᵀ` and its re-orthogonalization.
+//! the growing factorized basis `Q = W Q̂ + b̃ dᵀ`, its re-orthogonalization and the
+//! off-diagonal test (the step state is in `lanczos_state`).
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, ColRef, Mat, MatMut, MatRef};
@@ -12,9 +13,10 @@ use crate::error::{check_shape, invalid, Result};
 use crate::lanczos::{LanczosOptions, LanczosStatus};
 use crate::tridiagonal::SymTridiagonal;
 
-/// The outcome of [`fla`](super::fla()) or [`efla`](super::efla()): `k` Lanczos vectors of
-/// `K̃ = W K_G Wᵀ + σ² I_n` from the start vector `z₀`, in factorized form
-/// `Q = W Q̂ + z₀ dᵀ`, and the tridiagonal `T = Qᵀ K̃ Q`.
+/// The outcome of [`fla`](super::fla()) or [`efla`](super::efla()) (or of their step
+/// interfaces [`FlaSolver`](super::FlaSolver), [`EflaSolver`](super::EflaSolver)): `k`
+/// Lanczos vectors of `K̃ = W K_G Wᵀ + σ² I_n` from the start vector `z₀`, in factorized
+/// form `Q = W Q̂ + z₀ dᵀ`, and the tridiagonal `T = Qᵀ K̃ Q`.
 ///
 /// `Q` has orthonormal columns and `q₁ = z₀/‖z₀‖` (so `Q̂[:,0] = 0`, `d₀ = 1/‖z₀‖`), as
 /// [`lanczos`](crate::lanczos()) on `K̃` gives.
@@ -26,7 +28,8 @@ pub struct FactorizedLanczos {
     pub q_coeffs: Vec<f64>,
     /// The tridiagonal `T` (`k×k`).
     pub tridiagonal: SymTridiagonal,
-    /// Why the process stopped.
+    /// Why the process stopped ([`LanczosStatus::Running`] only for a step interface
+    /// finished early).
     pub status: LanczosStatus,
     /// `‖z₀‖₂`.
     pub start_norm: f64,
@@ -230,44 +233,4 @@ pub(crate) fn off_diagonal(
         return Err(LanczosStatus::InvariantSubspace);
     }
     Ok(beta)
-}
-
-/// Assembles the result; `d` is rescaled from `b̃` to `z₀` and `WᵀQ = P̂ + g̃ d̃ᵀ`.
-pub(crate) fn finish(
-    setup: &LanczosSetup,
-    mut basis: Basis,
-    p_hat: Vec<f64>,
-    diagonal: Vec<f64>,
-    mut off_diagonal: Vec<f64>,
-    status: LanczosStatus,
-) -> Result<FactorizedLanczos> {
-    let (m, k) = (setup.m, diagonal.len());
-    // A non-finite step drops its vector, and with it the off-diagonal that led to it.
-    off_diagonal.truncate(k.saturating_sub(1));
-    let status = if status == LanczosStatus::MaxIterations && setup.capped {
-        LanczosStatus::InvariantSubspace
-    } else {
-        status
-    };
-    basis.q.truncate(m * k);
-    basis.d.truncate(k);
-    let q_hat = MatRef::from_column_major_slice(&basis.q, m, k).to_owned();
-    let mut wt_basis = MatRef::from_column_major_slice(&p_hat[..m * k], m, k).to_owned();
-    matmul(
-        wt_basis.as_mut(),
-        Accum::Add,
-        MatRef::from_column_major_slice(&setup.g, m, 1),
-        MatRef::from_row_major_slice(&basis.d, 1, k),
-        1.0,
-        gp_linalg::parallelism(),
-    );
-    let q_coeffs = basis.d.iter().map(|d| d / setup.start_norm).collect();
-    Ok(FactorizedLanczos {
-        q_hat,
-        q_coeffs,
-        tridiagonal: SymTridiagonal::new(diagonal, off_diagonal)?,
-        status,
-        start_norm: setup.start_norm,
-        wt_basis,
-    })
 }

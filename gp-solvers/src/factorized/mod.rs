@@ -27,7 +27,9 @@
 //! The CG solvers return a [`FactorizedCgResult`] (the solution `W x̂ + c z₀`, `Wᵀx`, the
 //! residual history, `α`/`β` and the implied Lanczos tridiagonal for log-determinants, a
 //! [`FactorizedStatus`]); the Lanczos solvers a [`FactorizedLanczos`] (`Q̂`, `d`, `T`,
-//! `WᵀQ`). Stopping rules, statuses and iteration counts follow [`cg`](crate::cg()) and
+//! `WᵀQ`). Every solver also has a step interface ([`FcgSolver`], [`EfcgSolver`],
+//! [`EfcgSimplifiedSolver`], [`FlaSolver`], [`EflaSolver`]) that the function runs to the
+//! end, so a caller can observe each step or stop early. Stopping rules, statuses and iteration counts follow [`cg`](crate::cg()) and
 //! [`lanczos`](crate::lanczos()), so a factorized run can be compared with the plain one
 //! step by step. Numbers agree with the plain methods to rounding only: CG iterates are
 //! sensitive to any change of rounding (GSGP spec §7 item 9).
@@ -81,6 +83,41 @@ macro_rules! step_interface_accessors {
     };
 }
 
+/// The accessors and `Debug` impl of the factorized Lanczos step interfaces (both keep a
+/// `lanczos_state::LanczosState` in `state`).
+macro_rules! lanczos_step_accessors {
+    ($solver:ident) => {
+        impl std::fmt::Debug for $solver<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($solver))
+                    .field("m", &self.state.setup.m)
+                    .field("steps", &self.state.steps())
+                    .field("status", &self.state.status())
+                    .finish()
+            }
+        }
+
+        impl $solver<'_> {
+            /// Number of Lanczos vectors so far with an entry in `T` (the steps that
+            /// returned a report).
+            pub fn steps(&self) -> usize {
+                self.state.steps()
+            }
+
+            /// The status so far ([`LanczosStatus::Running`](crate::LanczosStatus::Running)
+            /// while the process goes on).
+            pub fn status(&self) -> $crate::lanczos::LanczosStatus {
+                self.state.status()
+            }
+
+            /// Whether the process has stopped.
+            pub fn is_finished(&self) -> bool {
+                !self.state.running()
+            }
+        }
+    };
+}
+
 mod cg_result;
 mod efcg;
 mod efcg_simplified;
@@ -88,6 +125,7 @@ mod efla;
 mod fcg;
 mod fla;
 mod lanczos_basis;
+mod lanczos_state;
 mod options;
 mod split;
 mod system;
@@ -96,10 +134,11 @@ mod vector;
 pub use cg_result::{FactorizedBreakdown, FactorizedCgResult, FactorizedStatus};
 pub use efcg::{efcg, EfcgSolver, EfcgStep, FactorizedCgStep};
 pub use efcg_simplified::{efcg_simplified, EfcgSimplifiedSolver};
-pub use efla::efla;
+pub use efla::{efla, EflaSolver};
 pub use fcg::{fcg, FcgSolver};
-pub use fla::fla;
+pub use fla::{fla, FlaSolver};
 pub use lanczos_basis::FactorizedLanczos;
+pub use lanczos_state::LanczosStep;
 pub use options::FactorizedCgOptions;
 pub use system::{OperatorSystem, StartVector, WeightSpaceSystem};
 pub use vector::FactorizedVector;
