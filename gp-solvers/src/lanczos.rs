@@ -31,6 +31,7 @@ impl Default for LanczosOptions {
 /// Why [`lanczos`] (or a factorized Lanczos process) stopped, or
 /// [`Running`](Self::Running) if it has not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LanczosStatus {
     /// `max_iterations` (or `n`) vectors were built.
     MaxIterations,
