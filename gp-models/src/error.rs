@@ -189,6 +189,23 @@ pub enum ModelError {
         /// Where the limit came from.
         limit_source: &'static str,
     },
+    /// A solve stopped at its iteration cap before reaching its tolerance, and the caller
+    /// asked for an error in that case (see
+    /// [`UnconvergedSolve`](crate::core::predict::UnconvergedSolve)).
+    #[error(
+        "{context} did not converge: it stopped after {iterations} iterations at relative \
+         residual {relative_residual:.3e}; raise the model's krylov.max_iterations, loosen \
+         krylov.prediction_tolerance, or accept the result with its report \
+         (PredictRequest::accepting_unconverged)"
+    )]
+    NotConverged {
+        /// Which solve.
+        context: &'static str,
+        /// Iterations made.
+        iterations: usize,
+        /// The largest relative residual reached.
+        relative_residual: f64,
+    },
     /// An exact (dense) GP on this many points would need more memory than allowed: the
     /// `n × n` kernel matrices are checked before they are allocated.
     #[error(

@@ -97,8 +97,8 @@ pub use crate::core::{
     train, train_observed, EstimatorSettings, Gaussian, GpModel, KrylovSettings, LatentPrediction,
     Likelihood, LmlEstimate, LmlRequest, Optimizer, PhaseTimes, PredictOutput, PredictRequest,
     Prediction, ProbeSource, SolveReport, TrainOptions, TrainProgress, TrainReport, TrainResult,
-    TrainRun, TrainingObjective, VarianceMethod, VarianceSource, DEFAULT_PREDICTION_TOLERANCE,
-    LOVE_AUTO_MIN_TRAIN, LOVE_DEFAULT_RANK,
+    TrainRun, TrainingObjective, UnconvergedSolve, VarianceMethod, VarianceSource,
+    DEFAULT_PREDICTION_TOLERANCE, LOVE_AUTO_MIN_TRAIN, LOVE_DEFAULT_RANK,
 };
 pub use error::{ModelError, Result};
 pub use exact::{ExactGp, FitOptions};

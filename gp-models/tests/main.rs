@@ -23,6 +23,7 @@ mod normalize_y;
 mod optimizers;
 mod recovery;
 mod save_load;
+mod unconverged;
 mod ski_convergence;
 mod ski_dense;
 mod ski_errors;

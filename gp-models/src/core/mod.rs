@@ -21,8 +21,8 @@ pub use estimate::{LmlEstimate, LmlRequest, PhaseTimes, ProbeSource, SolveReport
 pub use likelihood::{Gaussian, Likelihood, LOG_NOISE_NAME};
 pub use model::{GpModel, TrainingObjective};
 pub use predict::{
-    LatentPrediction, PredictOutput, PredictRequest, Prediction, VarianceMethod, VarianceSource,
-    LOVE_AUTO_MIN_TRAIN, LOVE_DEFAULT_RANK,
+    LatentPrediction, PredictOutput, PredictRequest, Prediction, UnconvergedSolve, VarianceMethod,
+    VarianceSource, LOVE_AUTO_MIN_TRAIN, LOVE_DEFAULT_RANK,
 };
 pub use settings::{EstimatorSettings, KrylovSettings, DEFAULT_PREDICTION_TOLERANCE};
 pub use train::{

@@ -90,9 +90,13 @@ pub trait GpModel: Sized + Send + Sync + std::fmt::Display {
     /// Posterior predictions at the rows of `x_test`: the latent posterior and the
     /// predictive variances of observations under the model's likelihood.
     ///
-    /// Errors as [`predict_latent`](Self::predict_latent).
+    /// Errors as [`predict_latent`](Self::predict_latent), and
+    /// [`ModelError::NotConverged`](crate::ModelError::NotConverged) when the mean solve
+    /// stopped before its tolerance and the request does not accept that
+    /// ([`PredictRequest::unconverged`]).
     fn predict(&self, x_test: MatRef<'_, f64>, request: &PredictRequest) -> Result<Prediction> {
         let latent = self.predict_latent(x_test, request)?;
+        request.check_mean_solve(latent.mean_solve.as_ref())?;
         Ok(Prediction::from_latent_prediction(
             latent,
             &self.likelihood(),

@@ -55,7 +55,22 @@ pub enum VarianceMethod {
     },
 }
 
-/// A prediction request: what is wanted and how variances are computed.
+/// What a prediction does when its mean solve stops before the tolerance (at the iteration
+/// cap): the mean is then not the posterior mean to the accuracy the options ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum UnconvergedSolve {
+    /// Fail with [`ModelError::NotConverged`](crate::ModelError::NotConverged), naming the
+    /// iterations and the residual reached (the default: nothing silently inaccurate).
+    #[default]
+    Fail,
+    /// Return the prediction with the solve's report in
+    /// [`Prediction::mean_solve`], for the caller to judge.
+    Report,
+}
+
+/// A prediction request: what is wanted, how variances are computed and what an
+/// unconverged mean solve does.
 ///
 /// ```
 /// use gp_models::{PredictOutput, PredictRequest, VarianceMethod};
@@ -71,6 +86,8 @@ pub struct PredictRequest {
     pub output: PredictOutput,
     /// How to compute variances (default [`VarianceMethod::Auto`]).
     pub variance: VarianceMethod,
+    /// What an unconverged mean solve does (default [`UnconvergedSolve::Fail`]).
+    pub unconverged: UnconvergedSolve,
 }
 
 impl PredictRequest {
@@ -87,6 +104,7 @@ impl PredictRequest {
         Self {
             output: PredictOutput::MeanAndVariance,
             variance: method,
+            ..Self::default()
         }
     }
 
@@ -95,6 +113,31 @@ impl PredictRequest {
         Self {
             output: PredictOutput::Covariance,
             variance: method,
+            ..Self::default()
+        }
+    }
+
+    /// The same request, returning predictions from unconverged mean solves with their
+    /// report instead of failing ([`UnconvergedSolve::Report`]).
+    pub fn accepting_unconverged(self) -> Self {
+        Self {
+            unconverged: UnconvergedSolve::Report,
+            ..self
+        }
+    }
+
+    /// Errors with [`ModelError::NotConverged`](crate::ModelError::NotConverged) when the
+    /// request says [`UnconvergedSolve::Fail`] and `mean_solve` did not converge.
+    pub fn check_mean_solve(&self, mean_solve: Option<&SolveReport>) -> crate::Result<()> {
+        match (self.unconverged, mean_solve) {
+            (UnconvergedSolve::Fail, Some(report)) if !report.converged => {
+                Err(crate::ModelError::NotConverged {
+                    context: "the prediction's mean solve K̂⁻¹y",
+                    iterations: report.iterations,
+                    relative_residual: report.max_relative_residual,
+                })
+            }
+            _ => Ok(()),
         }
     }
 
