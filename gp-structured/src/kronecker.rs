@@ -10,16 +10,34 @@
 //! of its mode in one block product ([`LinearOperator::matmat`]), so dense factors cost
 //! `O(N Σ_l m_l)` and Toeplitz factors `O(N log N)` (square factors of orders `m_l`,
 //! `N = Π m_l`). Memory: two buffers of `N` entries per column.
+//!
+//! **Transpose.** `(A₁ ⊗ … ⊗ A_d)ᵀ = A₁ᵀ ⊗ … ⊗ A_dᵀ`, applied by the same mode products with
+//! each factor's own transpose product. A product whose factors can all be transposed is
+//! built by [`Kronecker::transposable`] (a [`TransposableKronecker`]) and implements
+//! [`TransposeOperator`]: `apply_transpose`, `apply_transpose_block` and `.transposed()`, the
+//! `Aᵀ` view any solver can take. [`Kronecker::new`] takes factors that are only
+//! [`LinearOperator`]s, so its product has no transpose, which the compiler enforces.
+//! [`kronecker_matmat`] multiplies by a Kronecker product of borrowed factors, for example
+//! [`Transposed`] views.
 
 use std::sync::Arc;
 
 use faer::{Col, ColMut, ColRef, MatMut, MatRef};
 use gp_linalg::validate::check_shape;
-use gp_linalg::LinearOperator;
+use gp_linalg::{LinearOperator, TransposeOperator, Transposed};
 
 use crate::error::{Result, StructuredError};
 
 /// The Kronecker product of any number of (possibly rectangular) operators.
+///
+/// The factor type `F` is the trait object the factors are shared as: the default,
+/// `Kronecker` = `Kronecker<dyn LinearOperator>` built by [`Kronecker::new`], takes any
+/// operators and is a [`LinearOperator`]; [`TransposableKronecker`] =
+/// `Kronecker<dyn TransposeOperator>`, built by [`Kronecker::transposable`], takes operators
+/// with a transpose product and is also a [`TransposeOperator`], with
+/// `(A₁ ⊗ … ⊗ A_d)ᵀ = A₁ᵀ ⊗ … ⊗ A_dᵀ`. Being a type parameter rather than a run-time flag,
+/// the transpose of a product whose factors have none is a compile error, not a panic
+/// (`From` turns a transposable product into a plain one).
 ///
 /// ```
 /// use std::sync::Arc;
@@ -38,16 +56,68 @@ use crate::error::{Result, StructuredError};
 /// assert_eq!(y[1], 1.0); // A[0, 0] · B[1, 0]
 /// # Ok::<(), gp_structured::StructuredError>(())
 /// ```
-#[derive(Clone)]
-pub struct Kronecker {
-    factors: Vec<Arc<dyn LinearOperator>>,
+///
+/// A product of plain operators has no transpose:
+///
+/// ```compile_fail
+/// use std::sync::Arc;
+/// use faer::{col, mat};
+/// use gp_linalg::DenseOperator;
+/// use gp_structured::{Kronecker, TransposeOperator};
+///
+/// let a = DenseOperator::new(mat![[1.0, 2.0], [3.0, 4.0]]);
+/// let k = Kronecker::new(vec![Arc::new(a)]).unwrap();
+/// let _ = k.apply_transpose(col![1.0, 0.0].as_ref());
+/// ```
+pub struct Kronecker<F: ?Sized = dyn LinearOperator> {
+    factors: Vec<Arc<F>>,
     nrows: usize,
     ncols: usize,
     /// Largest intermediate length of one column during a product.
     max_len: usize,
+    /// Largest intermediate length of one column during a transpose product. Checked and set
+    /// by [`Kronecker::transposable`]; `0` (never read) for a product built by
+    /// [`Kronecker::new`], whose factor type has no transpose.
+    max_len_transpose: usize,
 }
 
-impl std::fmt::Debug for Kronecker {
+/// A Kronecker product of operators with transposes, itself a [`TransposeOperator`]: what
+/// [`Kronecker::transposable`] builds.
+///
+/// ```
+/// use std::sync::Arc;
+/// use faer::{col, mat};
+/// use gp_linalg::DenseOperator;
+/// use gp_structured::{Circulant, Kronecker, LinearOperator, TransposeOperator};
+///
+/// let a = DenseOperator::new(mat![[1.0, 2.0, 0.0], [3.0, 4.0, 1.0]]); // 2 × 3
+/// let c = Circulant::new(&[1.0, 2.0])?; // [[1, 2], [2, 1]]
+/// let k = Kronecker::transposable(vec![Arc::new(a), Arc::new(c)])?; // 4 × 6
+/// let x = col![1.0, 0.0, 0.0, 0.0];
+/// // (A ⊗ C)ᵀ e₀ is row 0 of A ⊗ C: A[0, j] · C[0, l].
+/// let y = k.apply_transpose(x.as_ref())?;
+/// assert_eq!(y, col![1.0, 2.0, 2.0, 4.0, 0.0, 0.0]);
+/// // The same through the `Aᵀ` view, a `LinearOperator` of shape 6 × 4.
+/// assert_eq!(k.transposed().shape(), (6, 4));
+/// assert_eq!(k.transposed().apply(x.as_ref())?, y);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub type TransposableKronecker = Kronecker<dyn TransposeOperator>;
+
+// Derived `Clone` would require `F: Clone`; only the `Arc`s are cloned.
+impl<F: ?Sized> Clone for Kronecker<F> {
+    fn clone(&self) -> Self {
+        Self {
+            factors: self.factors.clone(),
+            nrows: self.nrows,
+            ncols: self.ncols,
+            max_len: self.max_len,
+            max_len_transpose: self.max_len_transpose,
+        }
+    }
+}
+
+impl<F: LinearOperator + ?Sized> std::fmt::Debug for Kronecker<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let shapes: Vec<_> = self.factors.iter().map(|a| a.shape()).collect();
         f.debug_struct("Kronecker")
@@ -57,23 +127,69 @@ impl std::fmt::Debug for Kronecker {
 }
 
 impl Kronecker {
-    /// `factors[0] ⊗ factors[1] ⊗ …` (the first factor outermost).
+    /// `factors[0] ⊗ factors[1] ⊗ …` (the first factor outermost), for any operators. The
+    /// product is a [`LinearOperator`] without a transpose; use [`Kronecker::transposable`]
+    /// when every factor is a [`TransposeOperator`] and `Aᵀ` is needed.
     ///
     /// Errors: no factors, a factor with zero rows or columns, or a product whose size
     /// overflows `usize`.
     pub fn new(factors: Vec<Arc<dyn LinearOperator>>) -> Result<Self> {
-        let shapes: Vec<(usize, usize)> = factors.iter().map(|a| a.shape()).collect();
-        let (nrows, ncols, max_len) = product_shape(&shapes)?;
+        let (nrows, ncols, max_len) = product_shape(&shapes_of(&factors))?;
         Ok(Self {
             factors,
             nrows,
             ncols,
             max_len,
+            max_len_transpose: 0,
         })
     }
+}
 
+impl TransposableKronecker {
+    /// `factors[0] ⊗ factors[1] ⊗ …` (the first factor outermost) for factors with a
+    /// transpose product: the result is also a [`TransposeOperator`], applying
+    /// `(A₁ ⊗ … ⊗ A_d)ᵀ = A₁ᵀ ⊗ … ⊗ A_dᵀ` by mode products with the factors'
+    /// [`matmat_transpose`](TransposeOperator::matmat_transpose). Forward products give the
+    /// same numbers as [`Kronecker::new`] with the same factors.
+    ///
+    /// Errors: as [`Kronecker::new`], and also a transpose product whose intermediate size
+    /// overflows `usize` (possible for rectangular factors even when the forward product's
+    /// does not).
+    pub fn transposable(factors: Vec<Arc<dyn TransposeOperator>>) -> Result<Self> {
+        let shapes = shapes_of(&factors);
+        let (nrows, ncols, max_len) = product_shape(&shapes)?;
+        let transposed: Vec<(usize, usize)> = shapes.iter().map(|&(r, c)| (c, r)).collect();
+        let (_, _, max_len_transpose) = product_shape(&transposed)?;
+        Ok(Self {
+            factors,
+            nrows,
+            ncols,
+            max_len,
+            max_len_transpose,
+        })
+    }
+}
+
+impl From<TransposableKronecker> for Kronecker {
+    /// The same product with its factors shared as plain [`LinearOperator`]s.
+    fn from(k: TransposableKronecker) -> Self {
+        Self {
+            factors: k
+                .factors
+                .into_iter()
+                .map(|a| a as Arc<dyn LinearOperator>)
+                .collect(),
+            nrows: k.nrows,
+            ncols: k.ncols,
+            max_len: k.max_len,
+            max_len_transpose: 0,
+        }
+    }
+}
+
+impl<F: ?Sized> Kronecker<F> {
     /// The factors, outermost first.
-    pub fn factors(&self) -> &[Arc<dyn LinearOperator>] {
+    pub fn factors(&self) -> &[Arc<F>] {
         &self.factors
     }
 
@@ -83,7 +199,12 @@ impl Kronecker {
     }
 }
 
-impl LinearOperator for Kronecker {
+/// The `(rows, cols)` of each factor.
+fn shapes_of<F: LinearOperator + ?Sized>(factors: &[Arc<F>]) -> Vec<(usize, usize)> {
+    factors.iter().map(|a| a.shape()).collect()
+}
+
+impl<F: LinearOperator + ?Sized> LinearOperator for Kronecker<F> {
     fn nrows(&self) -> usize {
         self.nrows
     }
@@ -94,8 +215,7 @@ impl LinearOperator for Kronecker {
         self.matmat(x.as_mat(), out.as_mat_mut());
     }
     fn matmat(&self, x: MatRef<'_, f64>, out: MatMut<'_, f64>) {
-        let refs: Vec<&dyn LinearOperator> = self.factors.iter().map(|a| &**a).collect();
-        kron_matmat(&refs, self.max_len, x, out);
+        kron_matmat(&self.factors, self.max_len, x, out);
     }
     fn diagonal(&self) -> Option<Col<f64>> {
         if self.nrows != self.ncols || self.factors.iter().any(|a| a.nrows() != a.ncols()) {
@@ -115,9 +235,25 @@ impl LinearOperator for Kronecker {
     }
 }
 
+/// `(A₁ ⊗ … ⊗ A_d)ᵀ = A₁ᵀ ⊗ … ⊗ A_dᵀ`: the mode products of [`LinearOperator::matmat`] with
+/// each factor's [`Transposed`] view. Only products built by [`Kronecker::transposable`]
+/// have a factor type with a transpose, and that constructor checked the transpose product's
+/// sizes.
+impl<F: TransposeOperator + ?Sized> TransposeOperator for Kronecker<F> {
+    fn matvec_transpose(&self, x: ColRef<'_, f64>, out: ColMut<'_, f64>) {
+        self.matmat_transpose(x.as_mat(), out.as_mat_mut());
+    }
+    fn matmat_transpose(&self, x: MatRef<'_, f64>, out: MatMut<'_, f64>) {
+        let views: Vec<Transposed<'_, F>> =
+            self.factors.iter().map(|a| Transposed::new(&**a)).collect();
+        kron_matmat(&views, self.max_len_transpose, x, out);
+    }
+}
+
 /// `out = (A₁ ⊗ … ⊗ A_d) X` for borrowed factors, by mode products: what a [`Kronecker`]
 /// does with its own factors, for callers whose factors are not `'static` (for example
-/// [`Transposed`](gp_linalg::Transposed) views, which give `(A₁ ⊗ … ⊗ A_d)ᵀ = A₁ᵀ ⊗ … ⊗ A_dᵀ`).
+/// [`Transposed`] views of borrowed factors). For the transpose of an owned product, build
+/// it with [`Kronecker::transposable`] and use its [`TransposeOperator`] methods.
 ///
 /// Errors: no factors, an empty factor, a size that overflows `usize`, or `x`/`out` whose
 /// shapes do not match the product's.
@@ -227,8 +363,8 @@ pub(crate) fn kron_vectors(factors: &[&[f64]]) -> Vec<f64> {
 /// block stored row-major, which the final copy transposes into `out`.
 ///
 /// `max_len` bounds the intermediate column length (see [`product_shape`]).
-pub(crate) fn kron_matmat(
-    factors: &[&dyn LinearOperator],
+pub(crate) fn kron_matmat<A: LinearOperator>(
+    factors: &[A],
     max_len: usize,
     x: MatRef<'_, f64>,
     mut out: MatMut<'_, f64>,

@@ -9,7 +9,8 @@
 //!   apply with a [`ToeplitzWorkspace`]), [`RestrictedToeplitz`] for observations with gaps,
 //!   [`Circulant`] with solve and log-determinant, and [`CirculantRoot`], the
 //!   circulant-embedding square root `F Fᵀ = T` of a symmetric Toeplitz matrix.
-//! * [`Kronecker`] products of any operators, applied by mode products; [`KroneckerEigen`]
+//! * [`Kronecker`] products of any operators, applied by mode products (with a transpose,
+//!   [`TransposeOperator`], when built by [`Kronecker::transposable`]); [`KroneckerEigen`]
 //!   for exact solves and log-determinants of `K₁⊗…⊗K_d + σ²I`; [`top_eigenvalues`] (GP-GRIEF
 //!   Algorithm 1, in log space).
 //! * [`RowKhatriRao`] products and [`khatri_rao_kronecker_columns`] (GP-GRIEF Theorem 2, with

@@ -6,6 +6,7 @@ mod grid;
 mod interpolation;
 mod khatri_rao;
 mod kronecker;
+mod kronecker_transpose;
 mod stencil_gram;
 mod sufficient_stats;
 mod toeplitz_root;
