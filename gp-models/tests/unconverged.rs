@@ -38,7 +38,9 @@ fn check<M: GpModel>(model: &M) {
             &PredictRequest::mean().accepting_unconverged(),
         )
         .unwrap();
-    let report = accepted.mean_solve.expect("an iterative model reports its solve");
+    let report = accepted
+        .mean_solve
+        .expect("an iterative model reports its solve");
     assert!(!report.converged);
     assert_eq!(report.iterations, 2);
 }

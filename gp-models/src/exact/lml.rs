@@ -147,7 +147,13 @@ pub(crate) fn log_marginal_likelihood_grad<K: Kernel>(
     let p = kernel.n_params();
     inverse_lower(ws, &f.chol);
     let kinv = &ws.kinv;
+    // Work with `c W` and `∂K/c` for the power of two `c` nearest the largest diagonal entry
+    // of K + σ²I: with tiny variances (1e-300) the entries of ααᵀ (~1e600) overflow although
+    // the gradient itself is finite. A power-of-two scaling is exact, so for ordinary scales
+    // every product below rounds exactly as the unscaled one (same bits).
+    let c = power_of_two_scale(kernel, xs, d, noise_variance);
     let alpha: Vec<f64> = (0..n).map(|i| f.alpha[i]).collect();
+    let alpha_c: Vec<f64> = alpha.iter().map(|a| c * a).collect();
     // Per column j: Σ_{i ≥ j} c_ij Wᵢⱼ ∂Kᵢⱼ/∂θ (c = 1 on the diagonal, 2 below it) and Wⱼⱼ,
     // summed over fixed blocks of columns in parallel, then over blocks in order, so the
     // result does not depend on how rayon schedules the work (reproducible training).
@@ -162,17 +168,17 @@ pub(crate) fn log_marginal_likelihood_grad<K: Kernel>(
                 let xj = &xs[j * d..(j + 1) * d];
                 let aj = alpha[j];
                 let col = kinv.col_as_slice(j);
-                let wjj = aj * aj - col[j];
+                let wjj = alpha_c[j] * aj - c * col[j];
                 trace_w += wjj;
                 kernel.eval_with_grad(xj, xj, &mut g);
                 for (a, gq) in acc.iter_mut().zip(&g) {
-                    *a += wjj * gq;
+                    *a += wjj * (gq / c);
                 }
                 for i in j + 1..n {
-                    let w = 2.0 * (alpha[i] * aj - col[i]);
+                    let w = 2.0 * (alpha_c[i] * aj - c * col[i]);
                     kernel.eval_with_grad(&xs[i * d..(i + 1) * d], xj, &mut g);
                     for (a, gq) in acc.iter_mut().zip(&g) {
-                        *a += w * gq;
+                        *a += w * (gq / c);
                     }
                 }
             }
@@ -191,8 +197,24 @@ pub(crate) fn log_marginal_likelihood_grad<K: Kernel>(
         *s *= 0.5;
     }
     // ∂(σ²I)/∂ log σ² = σ² I.
-    sums.push(0.5 * noise_variance * trace_w);
+    sums.push(0.5 * (noise_variance / c) * trace_w);
     sums
+}
+
+/// The power of two nearest the largest diagonal entry of `K + σ²I` (1 if that is not a
+/// positive finite number), the scale the gradient pass works in.
+fn power_of_two_scale<K: Kernel>(kernel: &K, xs: &[f64], d: usize, noise_variance: f64) -> f64 {
+    let max_diag = xs
+        .chunks_exact(d.max(1))
+        .map(|x| kernel.eval(x, x))
+        .fold(0.0f64, f64::max)
+        + noise_variance;
+    if !(max_diag.is_finite() && max_diag > 0.0) {
+        return 1.0;
+    }
+    // Exponents of normal numbers only, so that c and 1/c are exact.
+    let e = max_diag.log2().round().clamp(-1000.0, 1000.0) as i32;
+    2f64.powi(e)
 }
 
 /// The negative log marginal likelihood as a function of all log hyperparameters (kernel
