@@ -1,20 +1,25 @@
 //! One hyperparameter-gradient step of the iterative exact GP, timed by phase.
 //!
 //! ```text
-//! cargo run --release -p gp-models --example iterative_step -- [--n 10000] [--d 3] [--repeats 3]
+//! cargo run --release -p gp-models --example iterative_step -- [--n 10000] [--d 3] [--repeats 3] [--cap 20]
 //! ```
 //!
 //! Data: `n` uniform points in `[0, 1]^d`, `y = sin(2π x₀) cos(π x₁) + x₂² + ε`,
-//! `ε ~ N(0, 0.05²)`; SE-ARD kernel with length scale 0.3, noise variance 0.01. The step:
-//! 10 probes, a rank-15 pivoted-Cholesky preconditioner and CG capped at 20 iterations
-//! (so 20 Lanczos steps per probe), as in GPyTorch's CG benchmark setting.
+//! `ε ~ N(0, 0.05²)`; SE-ARD kernel with length scale 0.3, noise variance 0.01. The step runs
+//! at the library's defaults (10 probes, a rank-15 pivoted-Cholesky preconditioner, CG to a
+//! relative residual of `1e-2` with at least 20 and at most 1000 iterations), where the
+//! estimate is right: at `n = 10⁴` its LML lies within its standard errors of the Cholesky
+//! value. `--cap J` caps CG and the Lanczos quadrature at `J` iterations instead (GPyTorch's
+//! benchmark setting uses 20): the solve then stops far from converged, the estimate is
+//! biased (Theorem 1 of the RTGPS paper) and its standard error does not bound its error, so
+//! the times it prints are not speed results; the table says so.
 
 use std::time::Instant;
 
 use faer::{Col, Mat};
 use gp_kernels::{KernelOperator, SquaredExponential};
 use gp_linalg::LinearOperator;
-use gp_models::{EstimatorSettings, KrylovSettings};
+use gp_models::KrylovSettings;
 use gp_models::{IterativeGp, IterativeOptions};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -33,6 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = arg("--n", 10_000);
     let d = arg("--d", 3).max(3);
     let repeats = arg("--repeats", 3).max(1);
+    let cap = arg("--cap", 0);
     let mut rng = ChaCha8Rng::seed_from_u64(42);
     let x = Mat::from_fn(n, d, |_, _| rng.random::<f64>());
     let noise = Normal::new(0.0, 0.05)?;
@@ -42,25 +48,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             + noise.sample(&mut rng)
     });
     let kernel = SquaredExponential::isotropic(d, 0.3, 1.0)?;
-    let options = IterativeOptions {
-        krylov: KrylovSettings {
-            max_iterations: 20,
-            ..KrylovSettings::default()
-        },
-        estimator: EstimatorSettings {
-            probes: 10,
-            ..EstimatorSettings::default()
-        },
-        preconditioner_rank: 15,
-        max_lanczos_iterations: Some(20),
-        ..IterativeOptions::default()
+    let options = if cap > 0 {
+        IterativeOptions {
+            krylov: KrylovSettings {
+                max_iterations: cap,
+                min_iterations: cap.min(20),
+                ..KrylovSettings::default()
+            },
+            max_lanczos_iterations: Some(cap),
+            ..IterativeOptions::default()
+        }
+    } else {
+        IterativeOptions::default()
     };
     let gp = IterativeGp::fit_with_options(kernel.clone(), x.as_ref(), y.as_ref(), 0.01, &options)?;
     println!(
         "iterative exact GP, one LML + gradient step: n = {n}, d = {d}, probes = {}, \
-         preconditioner rank = {}, CG/Lanczos cap = 20, rayon threads = {}",
+         preconditioner rank = {}, CG {}, rayon threads = {}",
         options.estimator.probes,
         options.preconditioner_rank,
+        if cap > 0 {
+            format!("and Lanczos capped at {cap} iterations")
+        } else {
+            "to the default tolerance".to_string()
+        },
         rayon::current_num_threads()
     );
 
@@ -114,10 +125,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             {
                 println!("  {name:>20}: {g:>12.3} ± {se:.3}");
             }
-            println!(
-                "final max relative residual {:.2e} (converged: {})",
-                est.solve.max_relative_residual, est.solve.converged
-            );
+            println!("{est}");
         }
     }
     Ok(())

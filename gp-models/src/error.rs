@@ -54,7 +54,7 @@ pub enum ModelError {
         found: usize,
     },
     /// An input held NaN or an infinite value.
-    #[error("{context} holds a non-finite value ({value}) at row {row}, column {col}; remove or impute it before calling")]
+    #[error("{context}: non-finite value ({value}) at row {row}, column {col}; remove or impute it before calling")]
     NonFinite {
         /// Which input (training points, targets, test points, ...).
         context: &'static str,
@@ -124,8 +124,9 @@ pub enum ModelError {
     Structured(#[from] StructuredError),
     /// A point lies outside the region of the interpolation grid where its stencil fits
     /// (SKI): the error of `gp-structured`'s interpolation weights, with what was being
-    /// interpolated.
-    #[error("{context}: {source}")]
+    /// interpolated. The message advises the grid options of the models, not gp-structured's
+    /// constructors.
+    #[error("{context}: {}", OutsideGridAdvice(source))]
     OutsideGrid {
         /// Which points (training or test).
         context: &'static str,
@@ -281,6 +282,31 @@ impl ModelError {
                 value,
             },
             other => ModelError::Linalg(other),
+        }
+    }
+}
+
+/// The message of a point outside the grid, with the advice a model's user can act on.
+struct OutsideGridAdvice<'a>(&'a StructuredError);
+
+impl std::fmt::Display for OutsideGridAdvice<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            StructuredError::OutsideGrid {
+                point,
+                dim,
+                value,
+                lo,
+                hi,
+                scheme,
+            } => write!(
+                f,
+                "point {point} is outside the interpolation grid in dimension {dim}: coordinate \
+                 {value} is not in [{lo}, {hi}], the region where the {scheme} stencil fits; \
+                 widen the grid with the model options' grid.padding or grid.bounds \
+                 (SkiOptions, GsgpOptions), or set grid.out_of_grid to OutOfGrid::Clamp"
+            ),
+            other => write!(f, "{other}"),
         }
     }
 }

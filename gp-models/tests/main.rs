@@ -20,6 +20,7 @@ mod iterative;
 mod iterative_bad_input;
 mod iterative_bias;
 mod love_memo;
+mod messages;
 mod normalize_y;
 mod optimizers;
 mod recovery;
