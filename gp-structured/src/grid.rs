@@ -24,7 +24,7 @@
 //! the training range still get their full stencil. Linear interpolation needs no cell beyond
 //! the data; its recommendation is `k = 1` for the same margin. (The GSGP reference code uses
 //! no padding and drops the missing neighbours, so rows near the boundary no longer sum to 1;
-//! see `specs/gsgp.md` §1.3 and §7.4.)
+//! GSGP's reference code, github.com/ymohit/fkigp, builds such grids.)
 //!
 //! [`InterpolationScheme::recommended_padding`]: crate::interpolation::InterpolationScheme::recommended_padding
 

@@ -1,6 +1,6 @@
 //! Selected columns of `K Q S_pᵀ`, with `K` a row-partitioned Khatri–Rao product,
 //! `Q = Q_1 ⊗ … ⊗ Q_d` a Kronecker product and `S_p` the selection of `p` multi-indices
-//! (GP-GRIEF Theorem 2, `specs/grief.md` §1.4):
+//! (Evans & Nair 2018, Theorem 2):
 //!
 //! ```text
 //! (K Q S_pᵀ)[:, j] = ⊙_l (F_l Q_l)[:, k_{j,l}]      for the j-th selected multi-index k_j

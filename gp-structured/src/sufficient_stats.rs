@@ -1,5 +1,5 @@
 //! The GSGP sufficient statistics `S = WᵀW`, `t = Wᵀy`, `q = yᵀy` and `n`, accumulated in one
-//! streaming pass over chunks of points without materializing `W` (`specs/gsgp.md` §2.2).
+//! streaming pass over chunks of points without materializing `W` (Yadav et al. 2021, §3).
 //!
 //! `S` is stored as a [`StencilGram`]: the upper half of a `(2w−1)^d`-entry stencil,
 //! `((2w−1)^d + 1)/2` values per grid node (`w = 4` cubic, 2 linear; 172 per node at `d = 3`

@@ -8,7 +8,7 @@
 //! `O(d · p · m̄ · log(p m̄))`; `N` is never formed, so it may exceed `u64`.
 //!
 //! **Non-positive eigenvalues** (round-off of nearly singular kernel matrices) would break
-//! both the logarithm and the monotonicity. As the GRIEF spec (pitfall P4) recommends, each
+//! both the logarithm and the monotonicity. To keep both, each
 //! factor's eigenvalues are floored at `ε · max λ_l` with `ε =`
 //! [`TopEigenOptions::relative_floor`] (default `1e-14`) before taking logarithms; the
 //! number of floored entries is reported. With `ε = 0` a non-positive eigenvalue is an
@@ -110,7 +110,7 @@ impl TopEigenvalues {
 /// ```
 /// use gp_structured::top_eigen::{top_eigenvalues, TopEigenOptions};
 ///
-/// // The worked example of the GRIEF spec: λ¹ = [4, 1], λ² = [3, 2, 0.5], p = 3.
+/// // Two factors: λ¹ = [4, 1], λ² = [3, 2, 0.5], p = 3.
 /// let top = top_eigenvalues(&[&[4.0, 1.0], &[3.0, 2.0, 0.5]], 3, &TopEigenOptions::default())?;
 /// assert_eq!(top.indices(), &[0, 0, 0, 1, 1, 0]);
 /// let v = top.values();

@@ -7,13 +7,14 @@
 //!                            = n log σ² + log det(I_r + Lᵀ S L / σ²)        (S = WᵀW)
 //! ```
 //!
-//! (equivalently `log det(K_G S + σ² I_m) + (n − m) log σ²`, spec §2.3). The operator
+//! (equivalently `log det(K_G S + σ² I_m) + (n − m) log σ²`, Yadav et al. 2021, Fact 2 and
+//! App. A.2). The operator
 //! `H = I_r + Lᵀ S L / σ²` is symmetric positive definite with eigenvalues `≥ 1`, needs only
 //! `S` and `L`, and its log determinant is estimated by stochastic Lanczos quadrature with
 //! `r`-dimensional Rademacher probes (CG on `H`, tridiagonals from the CG coefficients). So no
 //! `n`-dimensional probe (and no second pass over the data) is needed, unlike the paper's
-//! method (spec §3.10 and §7 item 13, which asks to validate such an `m`-space variant against
-//! the dense log determinant: see the tests).
+//! method (§5 of the paper runs SLQ on `K̂` itself with `n`-vector probes); the tests
+//! validate this `m`-space variant against the dense log determinant.
 //!
 //! The identity holds for *any* `L` with `L Lᵀ = K_G`, of any number of columns `r`, so
 //! `L = √s ⊗_l F_l` with one square root `F_l F_lᵀ = T_l` (`m_l × r_l`, `r = Π_l r_l`) per

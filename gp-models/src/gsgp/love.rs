@@ -1,5 +1,5 @@
 //! Low-rank predictive covariances (LOVE) for a [`Gsgp`] model, by factorized Lanczos from
-//! the sufficient statistics (spec §3.9–3.10).
+//! the sufficient statistics (Yadav et al. 2021, App. B.3; Pleiss et al. 2018).
 //!
 //! `k` Lanczos steps on `K̂` from a start vector `v` give `K̂⁻¹ ≈ Q T⁻¹ Qᵀ`; the factorized
 //! runs return `WᵀQ` without `W`, so the caches `R = K_G WᵀQ` and `R' = R T⁻¹` of
@@ -7,7 +7,7 @@
 //! them. The start vectors of [`LoveStart`]:
 //!
 //! * [`LoveStart::AverageColumn`]: `v = W v̂` with `v̂ = K_G 1/m`, in `range(W)`: Lanczos on
-//!   `Â` in the `S`-inner product (spec §3.9, the reference code's `bfsla1`), `WᵀQ = S Q̂`;
+//!   `Â` in the `S`-inner product (the authors' code, `bfsla1`), `WᵀQ = S Q̂`;
 //! * [`LoveStart::Targets`]: `v = y`, known through `g = t`, `ρ = q`: EFLA (paper Alg. 7).
 //!
 //! Both cost one `K_G` and one `S` product per step plus `O(m k)` re-orthogonalization.
@@ -46,7 +46,7 @@ impl<K: Kernel> Gsgp<K> {
         let system = self.system()?;
         let (wt_q, tridiagonal, status) = match options.start {
             LoveStart::AverageColumn => {
-                // W v̂ with v̂ = K_G 1/m: Lanczos in range(W) (spec §3.9).
+                // W v̂ with v̂ = K_G 1/m: Lanczos in range(W) (the authors' `bfsla1`).
                 let ones = Col::from_fn(m, |_| 1.0 / m as f64);
                 let v_hat = kg.apply(ones.as_ref())?;
                 let v: Vec<f64> = v_hat.iter().copied().collect();

@@ -1,5 +1,7 @@
 //! GSGP (grid-structured GP; Yadav, Sheldon & Musco, "Faster Kernel Interpolation for
-//! Gaussian Processes", AISTATS 2021), as specified in `specs/gsgp.md` §2–§3.
+//! Gaussian Processes", AISTATS 2021: §3 and Fact 2 for the model, §4 and App. B for the
+//! factorized algorithms, with the corrections to Algorithms 3, 6 and 7 noted where they are
+//! implemented).
 //!
 //! SKI ([`Ski`](crate::Ski)) is exact inference in the Bayesian linear model
 //! `θ ~ N(0, K_G)`, `y = Wθ + ε`, so everything it computes is a function of the sufficient
@@ -14,7 +16,7 @@
 //! |---|---|
 //! | mean | EFCG (or FCG) from `z₀ = y` (`g = t`, `ρ = q`) gives `Wᵀα`; grid cache `K_G Wᵀα` |
 //! | variance, covariance | prior from the stencils; `(K_G w*)ᵀ Wᵀ K̂⁻¹ W (K_G w*)` by simplified EFCG (Alg. 4) |
-//! | low-rank covariance | LOVE caches from Lanczos in `range(W)` (spec §3.9) or EFLA (`WᵀQ` without `W`) |
+//! | low-rank covariance | LOVE caches from Lanczos in `range(W)` (the authors' `bfsla1`) or EFLA (`WᵀQ` without `W`) |
 //! | log marginal likelihood | `yᵀα = tᵀx̂ + c q`; `log det K̂ = n log σ² + log det(I + Lᵀ S L/σ²)` by SLQ in `ℝ^r` |
 //! | gradient | `Wᵀ K̂⁻¹ W = S Â⁻¹`: Hutchinson in `ℝᵐ`, one Alg.-4 solve per probe |
 //!

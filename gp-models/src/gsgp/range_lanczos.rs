@@ -1,5 +1,5 @@
-//! Lanczos on `K̂` from a start vector in `range(W)` (spec §3.9, the reference code's
-//! `bfsla1`): every Lanczos vector is `q_j = W q̂_j` with no `z₀` part, inner products are
+//! Lanczos on `K̂` from a start vector in `range(W)` (the GSGP authors' code, `bfsla1` in
+//! github.com/ymohit/fkigp; not in the paper): every Lanczos vector is `q_j = W q̂_j` with no `z₀` part, inner products are
 //! `q̂ᵀ S q̂'`, and `K̂ W q̂ = W Â q̂` — i.e. Lanczos on `Â = K_G S + σ²I` in the
 //! `S`-inner product, one double product `B(q̂) = (Â q̂, S q̂)` per step.
 //!

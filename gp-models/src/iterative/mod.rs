@@ -1,7 +1,7 @@
 //! The iterative exact GP: the model of [`ExactGp`](crate::ExactGp) with every solve by
 //! batched conjugate gradients on the matrix-free kernel operator and the log marginal
 //! likelihood and its gradient estimated stochastically (GPyTorch's default recipe, Gardner
-//! et al. 2018; the RTGPS spec §1).
+//! et al. 2018, §3–4; the estimator as analysed by Potapczynski et al. 2021, §2).
 //!
 //! With `K̂ = K(X, X) + σ²I`, `α = K̂⁻¹(y − m)`, probes `z ~ N(0, P)` for the
 //! pivoted-Cholesky preconditioner `P = L Lᵀ + σ²I` and `uᵢ = K̂⁻¹zᵢ`, all from one batched

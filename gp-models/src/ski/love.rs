@@ -1,5 +1,5 @@
 //! Low-rank predictive covariances by Lanczos (LOVE, Pleiss et al. 2018), as the GSGP
-//! reference code uses them for SKI (`specs/gsgp.md` §3.10).
+//! authors' code uses them for SKI (Yadav et al. 2021, §5).
 //!
 //! `k` Lanczos steps on `K̂ = W K_G Wᵀ + σ²I` from a start vector `v` give
 //! `K̂⁻¹ ≈ Q T⁻¹ Qᵀ` (`Q` `n × k` orthonormal, `T` tridiagonal). With the grid caches

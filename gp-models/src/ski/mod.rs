@@ -1,5 +1,5 @@
-//! Structured kernel interpolation (SKI / KISS-GP, Wilson & Nickisch 2015), as specified in
-//! `specs/gsgp.md` §1 and §3.
+//! Structured kernel interpolation (SKI / KISS-GP, Wilson & Nickisch 2015; in the notation of
+//! Yadav et al. 2021, §2.2 and Def. 1).
 //!
 //! The kernel matrix of the training points is approximated by `W K_G Wᵀ`: `K_G` is the
 //! kernel on a regular grid of `m = Π m_l` points, a Kronecker product `s · T_1 ⊗ … ⊗ T_d`
