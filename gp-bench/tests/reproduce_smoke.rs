@@ -126,3 +126,22 @@ fn a_missing_data_dir_is_a_clear_error() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_unwritable_out_directory_fails_before_anything_runs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "not a directory").expect("write");
+    let started = std::time::Instant::now();
+    let status = Command::new(env!("CARGO_BIN_EXE_gp-bench"))
+        .args(["reproduce", "all", "--smoke", "--no-progress", "--out"])
+        .arg(file.join("out"))
+        .output()
+        .expect("runs gp-bench");
+    assert!(!status.status.success());
+    let stderr = String::from_utf8_lossy(&status.stderr);
+    let stdout = String::from_utf8_lossy(&status.stdout);
+    assert!(stderr.contains("not writable"), "{stderr}");
+    assert!(!stdout.contains("report:"), "experiments ran:\n{stdout}");
+    assert!(started.elapsed().as_secs() < 30);
+}
