@@ -61,6 +61,15 @@ fn reproduce_all_smoke_writes_every_report() {
         }
     }
     assert!(svgs >= 1, "no SVG plot written");
+    // Each paper's folder was staged beside it and renamed into place: no staging folder left.
+    for entry in std::fs::read_dir(out.path()).expect("out") {
+        let name = entry
+            .expect("entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        assert!(!name.starts_with('.'), "staging folder left behind: {name}");
+    }
 
     // The GSGP report has every experiment, the paper's Table 1 ratios and the SVG plots.
     let gsgp = std::fs::read_to_string(out.path().join("gsgp/report.md")).expect("report");

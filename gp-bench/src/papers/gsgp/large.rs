@@ -47,7 +47,7 @@ pub fn heading(n: usize, sizes: [usize; 3]) -> String {
 pub fn fmt_power_of_ten(n: usize) -> String {
     let mut k = 0;
     let mut v = n;
-    while v >= 10 && v % 10 == 0 {
+    while v >= 10 && v.is_multiple_of(10) {
         v /= 10;
         k += 1;
     }
