@@ -521,9 +521,9 @@ impl Experiment for Figure4 {
             "square root of K_G",
             "time (incl. pre-processing)",
             "log det estimate ± s.e.",
-            "|error| vs our reference",
+            "abs. error vs our reference",
             "paper time",
-            "paper |error|",
+            "paper abs. error",
         ]);
         for pt in &ld_pts {
             let paper = paper_row(&PAPER_LOG_DET, pt.m).map(|(s, g)| match pt.method {
