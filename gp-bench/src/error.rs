@@ -46,6 +46,14 @@ pub enum BenchError {
         /// Where the path came from (`--data-dir`, `GP_DATA_DIR`).
         origin: String,
     },
+    /// A directory given explicitly is a file (or something else that is not a directory).
+    #[error("data directory {} is not a directory ({origin})", path.display())]
+    NotADirectory {
+        /// The path.
+        path: PathBuf,
+        /// Where the path came from (`--data-dir`, `GP_DATA_DIR`).
+        origin: String,
+    },
     /// A CSV row has a different number of cells than the header.
     #[error("{}: line {line} has {found} cells but the header has {expected}", path.display())]
     RaggedRow {

@@ -62,6 +62,16 @@ pub struct NamedTable {
     pub table: Table,
 }
 
+/// How a series is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SeriesStyle {
+    /// Our measurements: a line through the points, with a dot on each.
+    #[default]
+    Line,
+    /// The paper's numbers: hollow markers only, no line (drawn beside ours).
+    PaperPoints,
+}
+
 /// One named line of a curve.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
@@ -69,6 +79,8 @@ pub struct Series {
     pub name: String,
     /// The points `(x, y)`.
     pub points: Vec<(f64, f64)>,
+    /// How it is drawn.
+    pub style: SeriesStyle,
 }
 
 /// A figure: one or more series against a common x axis, drawn as an SVG line plot.
@@ -78,14 +90,38 @@ pub struct Curve {
     pub file_stem: String,
     /// Caption.
     pub title: String,
-    /// x-axis label.
+    /// x-axis label: the quantity and its unit (`seconds`), never `log10 …`; set
+    /// [`Curve::log_x`] for a logarithmic axis instead.
     pub x_label: String,
     /// y-axis label.
     pub y_label: String,
+    /// Logarithmic x axis (only used when every x is positive); the points hold the values
+    /// themselves, not their logarithms.
+    pub log_x: bool,
     /// Logarithmic y axis (only used when every y is positive).
     pub log_y: bool,
     /// The lines.
     pub series: Vec<Series>,
+}
+
+/// One pass/fail check of an experiment against a target (the paper's number or the spec's
+/// criterion), counted in the index ("k of n checks met").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// What is checked, in words.
+    pub name: String,
+    /// Whether the target was met.
+    pub met: bool,
+}
+
+impl Check {
+    /// A check named `name` with outcome `met`.
+    pub fn new(name: impl Into<String>, met: bool) -> Self {
+        Self {
+            name: name.into(),
+            met,
+        }
+    }
 }
 
 /// Everything an experiment produced.
@@ -99,6 +135,8 @@ pub struct ExperimentOutput {
     pub raw: Value,
     /// Curves, each written as an SVG plot.
     pub curves: Vec<Curve>,
+    /// The pass/fail checks judged at this size (empty when none applies).
+    pub checks: Vec<Check>,
 }
 
 /// One experiment of a paper.
@@ -107,6 +145,12 @@ pub trait Experiment: Send + Sync {
     fn name(&self) -> &'static str;
     /// Heading in the report.
     fn title(&self) -> &'static str;
+    /// The heading for a run at `size`, naming the sizes that actually ran (default:
+    /// [`Experiment::title`]).
+    fn title_at(&self, size: RunSize) -> String {
+        let _ = size;
+        self.title().to_string()
+    }
     /// What in the paper this reproduces (table, figure, section).
     fn paper_reference(&self) -> &'static str;
     /// The sizes used at `size`, in words.

@@ -11,7 +11,10 @@ use crate::data::DataDir;
 use crate::error::BenchError;
 use crate::experiment::{RunContext, RunSize};
 use crate::papers::Paper;
-use crate::report::{markdown, render_svg, write_atomic, ExperimentRecord, MachineInfo, PaperRun};
+use crate::report::{
+    check_writable_dir, markdown, render_svg, replace_dir, staging_dir, write_atomic,
+    ExperimentRecord, MachineInfo, PaperRun,
+};
 
 /// Settings of a reproduction run.
 #[derive(Debug, Clone)]
@@ -48,7 +51,9 @@ fn bar(multi: &MultiProgress, show: bool, prefix: String) -> ProgressBar {
 }
 
 /// Runs every experiment of `paper` and writes its folder. A failing experiment does not
-/// stop the others: its error is recorded in the report (check [`PaperRun::all_ok`]).
+/// stop the others: its error is recorded in the report (check [`PaperRun::all_ok`]). The
+/// files are written into a hidden staging folder beside `<out_root>/<key>/` that replaces
+/// it whole at the end, so an interrupted run leaves the previous folder intact.
 ///
 /// Errors: only a report file that cannot be written.
 pub fn run_paper(
@@ -56,9 +61,32 @@ pub fn run_paper(
     options: &ReproduceOptions,
     multi: &MultiProgress,
 ) -> Result<PaperRun, BenchError> {
+    let out_dir = options.out_root.join(paper.key);
+    let staged = staging_dir(&out_dir)?;
+    let result = run_paper_into(paper, options, multi, &staged, &out_dir);
+    match result {
+        Ok(run) => {
+            replace_dir(&staged, &out_dir)?;
+            Ok(run)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staged);
+            Err(e)
+        }
+    }
+}
+
+/// [`run_paper`]'s work: runs the experiments and writes every file into `staged`; the run
+/// records `out_dir` as its folder.
+fn run_paper_into(
+    paper: &Paper,
+    options: &ReproduceOptions,
+    multi: &MultiProgress,
+    staged: &Path,
+    out_dir: &Path,
+) -> Result<PaperRun, BenchError> {
     let start = Instant::now();
     let machine = MachineInfo::detect();
-    let out_dir = options.out_root.join(paper.key);
     let mut records = Vec::with_capacity(paper.experiments.len());
     for exp in &paper.experiments {
         let progress = bar(
@@ -80,13 +108,13 @@ pub fn run_paper(
         if let Ok(out) = &outcome {
             for curve in &out.curves {
                 let file = format!("{}.svg", curve.file_stem);
-                write_atomic(&out_dir.join(&file), render_svg(curve)?.as_bytes())?;
+                write_atomic(&staged.join(&file), render_svg(curve)?.as_bytes())?;
                 plots.push(file);
             }
         }
         records.push(ExperimentRecord {
             name: exp.name().to_string(),
-            title: exp.title().to_string(),
+            title: exp.title_at(options.size),
             paper_reference: exp.paper_reference().to_string(),
             size_description: exp.describe_size(options.size),
             elapsed_seconds,
@@ -104,13 +132,13 @@ pub fn run_paper(
         size: options.size,
         seed: options.seed,
         data_dir: options.data_dir.describe(),
-        out_dir: out_dir.clone(),
+        out_dir: out_dir.to_path_buf(),
         elapsed_seconds: start.elapsed().as_secs_f64(),
     };
     let json = serde_json::to_string_pretty(&run.to_json())?;
-    write_atomic(&out_dir.join("results.json"), json.as_bytes())?;
+    write_atomic(&staged.join("results.json"), json.as_bytes())?;
     write_atomic(
-        &out_dir.join("report.md"),
+        &staged.join("report.md"),
         markdown::paper_report(&run).as_bytes(),
     )?;
     Ok(run)
@@ -126,13 +154,16 @@ pub fn write_index(out_root: &Path, runs: &[PaperRun]) -> Result<PathBuf, BenchE
 }
 
 /// Runs several papers in order (then writes the index when there is more than one) and
-/// returns their runs.
+/// returns their runs. The output root is checked to be writable first, before anything
+/// runs.
 ///
-/// Errors: a report file that cannot be written.
+/// Errors: an output root that cannot be written ([`check_writable_dir`]), a report file
+/// that cannot be written.
 pub fn run_papers(
     papers: &[Paper],
     options: &ReproduceOptions,
 ) -> Result<Vec<PaperRun>, BenchError> {
+    check_writable_dir(&options.out_root)?;
     let multi = MultiProgress::new();
     let mut runs = Vec::with_capacity(papers.len());
     for p in papers {

@@ -136,3 +136,33 @@ fn header_only_and_single_column_files_are_bad() {
         Err(BenchError::BadCsv { .. })
     ));
 }
+
+#[test]
+fn a_file_without_a_header_row_is_named_not_silently_short() {
+    let dir = tempfile::tempdir().expect("dir");
+    let p = file(&dir, "noheader.csv", "1.0,2.0,3.0\n4.0,5.0,6.0\n");
+    let err = load_csv(&p, &CsvOptions::default()).expect_err("no header");
+    assert!(matches!(err, BenchError::BadCsv { .. }), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("noheader.csv"), "{msg}");
+    assert!(msg.contains("no header row"), "{msg}");
+    // A header with a numeric-looking name among text names is still a header.
+    let p = file(&dir, "mixed.csv", "x1,2020,y\n1,2,3\n");
+    assert_eq!(
+        load_csv(&p, &CsvOptions::default()).expect("loads").len(),
+        1
+    );
+}
+
+#[test]
+fn identical_inputs_give_a_warning() {
+    use gp_bench::data::csv_loader::constant_inputs_warning;
+    let dir = tempfile::tempdir().expect("dir");
+    let p = file(&dir, "flat.csv", "a,b,y\n1,2,3\n1,2,4\n1,2,5\n");
+    let d = load_csv(&p, &CsvOptions::default()).expect("loads with a warning");
+    let w = constant_inputs_warning("flat.csv", d.x.as_ref()).expect("a warning");
+    assert!(w.contains("flat.csv") && w.contains("same inputs"), "{w}");
+    let p = file(&dir, "ok.csv", "a,b,y\n1,2,3\n1,3,4\n");
+    let d = load_csv(&p, &CsvOptions::default()).expect("loads");
+    assert!(constant_inputs_warning("ok.csv", d.x.as_ref()).is_none());
+}

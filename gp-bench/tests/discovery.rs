@@ -62,3 +62,16 @@ fn a_missing_explicit_or_env_directory_is_an_error() {
     let err = resolve_data_dir(None, Some(missing.as_os_str()), None).expect_err("missing");
     assert!(err.to_string().contains("GP_DATA_DIR"), "{err}");
 }
+
+#[test]
+fn a_data_dir_that_is_a_file_says_it_is_not_a_directory() {
+    let outer = tempfile::tempdir().expect("dir");
+    let file = outer.path().join("data.csv");
+    std::fs::write(&file, "x,y\n1,2\n").expect("write");
+    let err = resolve_data_dir(Some(&file), None, None).expect_err("a file");
+    assert!(matches!(err, BenchError::NotADirectory { .. }), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("is not a directory"), "{msg}");
+    assert!(!msg.contains("does not exist"), "{msg}");
+    assert!(msg.contains("--data-dir"), "{msg}");
+}

@@ -7,6 +7,8 @@ mod datasets_command;
 mod demo_smoke;
 mod discovery;
 mod gsgp_reproduction;
+mod index_status;
+mod plot_axes;
 mod real_data;
 mod report_files;
 mod reproduce_smoke;

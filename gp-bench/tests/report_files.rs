@@ -1,6 +1,6 @@
 //! Atomic writes and SVG rendering.
 
-use gp_bench::experiment::{Curve, Series};
+use gp_bench::experiment::{Curve, Series, SeriesStyle};
 use gp_bench::report::{render_svg, write_atomic};
 
 #[test]
@@ -25,15 +25,18 @@ fn svg_has_title_axes_and_legend_as_text() {
         title: "error against iterations".into(),
         x_label: "iteration".into(),
         y_label: "relative error".into(),
+        log_x: false,
         log_y: true,
         series: vec![
             Series {
                 name: "CG".into(),
                 points: (0..10).map(|i| (i as f64, 10f64.powi(-i))).collect(),
+                style: SeriesStyle::Line,
             },
             Series {
                 name: "KMCG".into(),
                 points: (0..10).map(|i| (i as f64, 2.0 * 10f64.powi(-i))).collect(),
+                style: SeriesStyle::Line,
             },
         ],
     };

@@ -61,6 +61,15 @@ fn reproduce_all_smoke_writes_every_report() {
         }
     }
     assert!(svgs >= 1, "no SVG plot written");
+    // Each paper's folder was staged beside it and renamed into place: no staging folder left.
+    for entry in std::fs::read_dir(out.path()).expect("out") {
+        let name = entry
+            .expect("entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        assert!(!name.starts_with('.'), "staging folder left behind: {name}");
+    }
 
     // The GSGP report has every experiment, the paper's Table 1 ratios and the SVG plots.
     let gsgp = std::fs::read_to_string(out.path().join("gsgp/report.md")).expect("report");
@@ -125,4 +134,23 @@ fn a_missing_data_dir_is_a_clear_error() {
         stderr.contains("no-such-dir") && stderr.contains("--data-dir"),
         "{stderr}"
     );
+}
+
+#[test]
+fn an_unwritable_out_directory_fails_before_anything_runs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "not a directory").expect("write");
+    let started = std::time::Instant::now();
+    let status = Command::new(env!("CARGO_BIN_EXE_gp-bench"))
+        .args(["reproduce", "all", "--smoke", "--no-progress", "--out"])
+        .arg(file.join("out"))
+        .output()
+        .expect("runs gp-bench");
+    assert!(!status.status.success());
+    let stderr = String::from_utf8_lossy(&status.stderr);
+    let stdout = String::from_utf8_lossy(&status.stdout);
+    assert!(stderr.contains("not writable"), "{stderr}");
+    assert!(!stdout.contains("report:"), "experiments ran:\n{stdout}");
+    assert!(started.elapsed().as_secs() < 30);
 }

@@ -38,8 +38,10 @@ in the column named by the experiment";
 ///
 /// Errors: [`BenchError::MissingFile`] (the message names the path and the expected layout),
 /// [`BenchError::RaggedRow`], [`BenchError::NonNumeric`], [`BenchError::NonFinite`],
-/// [`BenchError::MissingColumn`], and [`BenchError::BadCsv`] for a file without a header,
-/// with fewer than two columns or without data rows.
+/// [`BenchError::MissingColumn`], and [`BenchError::BadCsv`] for a file without a header
+/// (a first row that is all numbers is taken as a missing header, not as column names),
+/// with fewer than two columns or without data rows. Inputs that are all equal are loaded
+/// with a warning on standard error ([`constant_inputs_warning`]).
 pub fn load_csv(path: &Path, options: &CsvOptions) -> Result<Dataset, BenchError> {
     let file = File::open(path).map_err(|e| BenchError::MissingFile {
         path: path.to_path_buf(),
@@ -61,6 +63,13 @@ pub fn load_csv(path: &Path, options: &CsvOptions) -> Result<Dataset, BenchError
         .iter()
         .map(|h| h.trim().to_string())
         .collect();
+    if headers.iter().all(|h| h.parse::<f64>().is_ok()) {
+        return Err(bad(format!(
+            "the first row ({}) is all numbers: the file has no header row, and loading it \
+             would drop its first data point; add a header row ({EXPECTED_LAYOUT})",
+            headers.join(",")
+        )));
+    }
     if headers.len() < 2 || headers.iter().all(String::is_empty) {
         return Err(bad(format!(
             "the header row has {} column(s); expected at least one input and the target ({EXPECTED_LAYOUT})",
@@ -97,6 +106,9 @@ pub fn load_csv(path: &Path, options: &CsvOptions) -> Result<Dataset, BenchError
     let name = path
         .file_stem()
         .map_or_else(|| "data".to_string(), |s| s.to_string_lossy().into_owned());
+    if let Some(warning) = constant_inputs_warning(&path.display().to_string(), x.as_ref()) {
+        eprintln!("warning: {warning}");
+    }
     Ok(Dataset {
         name,
         x,
@@ -104,6 +116,24 @@ pub fn load_csv(path: &Path, options: &CsvOptions) -> Result<Dataset, BenchError
         feature_names: inputs.iter().map(|&j| headers[j].clone()).collect(),
         target_name: headers[target].clone(),
         origin: DataOrigin::File(path.to_path_buf()),
+    })
+}
+
+/// A warning when the inputs cannot inform a GP: every row of `x` is the same point (with a
+/// single row there is nothing to compare, so no warning), or every input column is
+/// constant. `name` names the data in the message.
+pub fn constant_inputs_warning(name: &str, x: faer::MatRef<'_, f64>) -> Option<String> {
+    if x.nrows() < 2 || x.ncols() == 0 {
+        return None;
+    }
+    let constant = (0..x.ncols()).all(|j| (1..x.nrows()).all(|i| x[(i, j)] == x[(0, j)]));
+    constant.then(|| {
+        format!(
+            "{name}: all {} rows have the same inputs (every one of the {} input columns is \
+             constant), so a GP cannot learn anything from them; check the file",
+            x.nrows(),
+            x.ncols()
+        )
     })
 }
 

@@ -66,7 +66,7 @@ impl DataDir {
 ///
 /// Errors: [`BenchError::MissingDirectory`] when the argument or the environment variable
 /// names a directory that does not exist (a typo should not silently switch to synthetic
-/// stand-ins).
+/// stand-ins), [`BenchError::NotADirectory`] when it names a file.
 pub fn resolve_data_dir(
     explicit: Option<&Path>,
     env_value: Option<&OsStr>,
@@ -77,6 +77,11 @@ pub fn resolve_data_dir(
             Ok(DataDir {
                 path: Some(path.to_path_buf()),
                 origin,
+            })
+        } else if path.exists() {
+            Err(BenchError::NotADirectory {
+                path: path.to_path_buf(),
+                origin: label.to_string(),
             })
         } else {
             Err(BenchError::MissingDirectory {

@@ -48,6 +48,15 @@ pub fn paper_report(run: &PaperRun) -> String {
                 for t in &out.tables {
                     let _ = writeln!(s, "### {}\n\n{}", t.title, t.table);
                 }
+                if !out.checks.is_empty() {
+                    let met = out.checks.iter().filter(|c| c.met).count();
+                    let _ = writeln!(s, "Checks: {met} of {} met.\n", out.checks.len());
+                    for c in &out.checks {
+                        let mark = if c.met { "met" } else { "NOT met" };
+                        let _ = writeln!(s, "- {mark}: {}", c.name);
+                    }
+                    s.push('\n');
+                }
                 if !out.notes.is_empty() {
                     let _ = writeln!(s, "Notes:\n");
                     for n in &out.notes {
@@ -83,17 +92,7 @@ pub fn index(runs: &[PaperRun]) -> String {
     }
     let mut t = Table::new(["paper", "report", "experiments", "status", "wall time"]);
     for r in runs {
-        let status = if r.records.is_empty() {
-            "no experiments implemented yet".to_string()
-        } else if r.all_ok() {
-            if r.pending.is_empty() {
-                "ok".to_string()
-            } else {
-                format!("ok; not implemented yet: {}", r.pending)
-            }
-        } else {
-            "FAILED (see report)".to_string()
-        };
+        let status = r.status();
         t.row([
             r.title.clone(),
             format!("[{0}/report.md]({0}/report.md)", r.key),

@@ -8,7 +8,7 @@ pub mod markdown;
 pub mod plot;
 pub mod record;
 
-pub use atomic::write_atomic;
+pub use atomic::{check_writable_dir, replace_dir, staging_dir, write_atomic};
 pub use machine::MachineInfo;
 pub use plot::render_svg;
 pub use record::{ExperimentRecord, PaperRun};

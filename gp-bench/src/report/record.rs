@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 
 use super::machine::MachineInfo;
-use crate::experiment::{Curve, ExperimentOutput, RunSize};
+use crate::experiment::{Curve, ExperimentOutput, RunSize, SeriesStyle};
 
 /// One experiment's run.
 #[derive(Debug, Clone)]
@@ -59,6 +59,38 @@ impl PaperRun {
         self.records.iter().all(|r| r.outcome.is_ok())
     }
 
+    /// The checks judged in the successful experiments: `(met, total)`.
+    pub fn checks_met(&self) -> (usize, usize) {
+        self.records
+            .iter()
+            .filter_map(|r| r.outcome.as_ref().ok())
+            .flat_map(|o| &o.checks)
+            .fold((0, 0), |(k, n), c| (k + usize::from(c.met), n + 1))
+    }
+
+    /// The index's status of the paper: `ok` only when every experiment ran and every check
+    /// was met; `ran; k of n checks met` when some check was not; `FAILED` when an
+    /// experiment failed.
+    pub fn status(&self) -> String {
+        let (met, total) = self.checks_met();
+        let pending = if self.pending.is_empty() {
+            String::new()
+        } else {
+            format!("; not implemented yet: {}", self.pending)
+        };
+        if self.records.is_empty() {
+            "no experiments implemented yet".to_string()
+        } else if !self.all_ok() {
+            format!("FAILED (see report); {met} of {total} checks met")
+        } else if met < total {
+            format!("ran; {met} of {total} checks met{pending}")
+        } else if total > 0 {
+            format!("ok; {met} of {total} checks met{pending}")
+        } else {
+            format!("ok (no pass/fail checks at this size){pending}")
+        }
+    }
+
     /// `results.json`: the run's settings, the machine, and every experiment's raw figures
     /// and curves.
     pub fn to_json(&self) -> Value {
@@ -80,6 +112,12 @@ impl PaperRun {
                         v["raw"] = out.raw.clone();
                         v["notes"] = json!(out.notes);
                         v["curves"] = Value::Array(out.curves.iter().map(curve_json).collect());
+                        v["checks"] = Value::Array(
+                            out.checks
+                                .iter()
+                                .map(|c| json!({"name": c.name, "met": c.met}))
+                                .collect(),
+                        );
                     }
                     Err(e) => {
                         v["status"] = json!("failed");
@@ -109,9 +147,12 @@ fn curve_json(c: &Curve) -> Value {
         "file_stem": c.file_stem,
         "title": c.title,
         "x_label": c.x_label,
+        "log_x": c.log_x,
+        "log_y": c.log_y,
         "y_label": c.y_label,
         "series": c.series.iter().map(|s| json!({
             "name": s.name,
+            "paper": s.style == SeriesStyle::PaperPoints,
             "x": s.points.iter().map(|p| p.0).collect::<Vec<_>>(),
             "y": s.points.iter().map(|p| p.1).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),

@@ -25,7 +25,8 @@ use crate::data::catalog::load_or_stand_in;
 use crate::data::{k_fold, permutation, Dataset};
 use crate::error::BenchError;
 use crate::experiment::{
-    Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize, Series,
+    Check, Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize, Series,
+    SeriesStyle,
 };
 use crate::table::{fmt_seconds, Table};
 
@@ -159,6 +160,7 @@ impl Experiment for UciExact {
         }
         let mut raw_sets = Vec::new();
         let mut curves = Vec::new();
+        let mut checks = Vec::new();
         for (row, data) in &datasets {
             let splits = k_fold(data.len(), FOLDS, ctx.seed)?;
             let mut results: Vec<FoldResult> = Vec::new();
@@ -192,6 +194,15 @@ impl Experiment for UciExact {
                 .first()
                 .map_or_else(String::new, |r| format!("{} / {}", r.n_train, r.n_test));
             let label = format!("{} (n = {}, d = {})", row.paper_name, row.n, row.d);
+            if real && p.max_rows.is_none() {
+                checks.push(Check::new(
+                    format!(
+                        "{}: exact-GP RMSE within the paper's tolerance",
+                        row.paper_name
+                    ),
+                    row.yang.within_tolerance(mean),
+                ));
+            }
             let verdict = if !real {
                 "n/a (synthetic stand-in)".to_string()
             } else if p.max_rows.is_some() {
@@ -253,6 +264,7 @@ impl Experiment for UciExact {
                 ),
                 x_label: "L-BFGS iteration".into(),
                 y_label: "negative log marginal likelihood (standardized y)".into(),
+                log_x: false,
                 log_y: false,
                 series: results
                     .iter()
@@ -260,6 +272,7 @@ impl Experiment for UciExact {
                     .map(|(k, r)| Series {
                         name: format!("fold {}", k + 1),
                         points: r.trajectory.iter().map(|&(i, f)| (i as f64, f)).collect(),
+                        style: SeriesStyle::Line,
                     })
                     .collect(),
             });
@@ -304,6 +317,7 @@ impl Experiment for UciExact {
             notes,
             raw: json!({ "datasets": raw_sets }),
             curves,
+            checks,
         })
     }
 }

@@ -18,11 +18,10 @@ use gp_models::{
 use serde_json::json;
 
 use super::common::{fmt_count, Method, SOUND};
+use super::fig4_curves::{is_reference, our_series, paper_series};
 use super::sound::{load_sound, sound_bounds, SoundData};
 use crate::error::BenchError;
-use crate::experiment::{
-    Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize, Series,
-};
+use crate::experiment::{Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize};
 use crate::table::{fmt_seconds, Table};
 
 /// The experiment.
@@ -364,13 +363,19 @@ fn options(m: usize, prediction_tolerance: f64, plan: &Plan, seed: u64) -> SkiOp
 
 /// One point of a panel.
 #[derive(Debug, Clone)]
-struct PanelPoint {
-    method: Method,
-    m: usize,
-    setting: String,
-    seconds: f64,
-    error: f64,
-    extra: serde_json::Value,
+pub(super) struct PanelPoint {
+    /// The method.
+    pub(super) method: Method,
+    /// Grid size.
+    pub(super) m: usize,
+    /// Tolerance, probes or rank, in words.
+    pub(super) setting: String,
+    /// Wall time including the fit.
+    pub(super) seconds: f64,
+    /// The panel's error.
+    pub(super) error: f64,
+    /// Raw extras for `results.json`.
+    pub(super) extra: serde_json::Value,
 }
 
 fn frobenius_diff(a: &Mat<f64>, b: &Mat<f64>) -> f64 {
@@ -516,9 +521,9 @@ impl Experiment for Figure4 {
             "square root of K_G",
             "time (incl. pre-processing)",
             "log det estimate ± s.e.",
-            "|error| vs our reference",
+            "abs. error vs our reference",
             "paper time",
-            "paper |error|",
+            "paper abs. error",
         ]);
         for pt in &ld_pts {
             let paper = paper_row(&PAPER_LOG_DET, pt.m).map(|(s, g)| match pt.method {
@@ -537,7 +542,11 @@ impl Experiment for Figure4 {
                     pt.extra["log_det"].as_f64().unwrap_or(f64::NAN),
                     pt.extra["log_det_std_error"].as_f64().unwrap_or(f64::NAN)
                 ),
-                format!("{:.1}", pt.error),
+                if is_reference(pt, m_max) {
+                    "reference".to_string()
+                } else {
+                    format!("{:.1}", pt.error)
+                },
                 paper.map_or_else(|| "–".into(), |v| fmt_seconds(v.0)),
                 paper.map_or_else(|| "–".into(), |v| format!("{:.0}", v.1)),
             ]);
@@ -607,52 +616,44 @@ impl Experiment for Figure4 {
             notes.push(format!("Failed: {f}"));
         }
 
-        let to_series = |pts: &[PanelPoint], by_setting: bool| -> Vec<Series> {
-            let mut out: Vec<Series> = Vec::new();
-            for pt in pts {
-                let name = if by_setting {
-                    format!("{} m = {}", pt.method.label(), fmt_count(pt.m))
-                } else {
-                    pt.method.label().to_string()
-                };
-                let point = (pt.seconds.max(1e-9).log10(), pt.error);
-                match out.iter_mut().find(|s| s.name == name) {
-                    Some(s) => s.points.push(point),
-                    None => out.push(Series {
-                        name,
-                        points: vec![point],
-                    }),
-                }
-            }
-            for s in &mut out {
-                s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            }
-            out
-        };
+        notes.push(format!(
+            "The log-det row marked \"reference\" (SKI at m = {}) is the configuration the \
+             reference is computed with (same grid and probes): it has no error of its own and is \
+             not plotted as a method. The paper's points are drawn as hollow markers beside ours.",
+            fmt_count(m_max)
+        ));
+        let none = |_: &PanelPoint| false;
+        let mut mean_series = our_series(&mean_pts, true, &none);
+        mean_series.extend(paper_series(&PAPER_MEAN));
+        let mut ld_series = our_series(&ld_pts, false, &|pt| is_reference(pt, m_max));
+        ld_series.extend(paper_series(&PAPER_LOG_DET));
         let curves = vec![
             Curve {
                 file_stem: "fig4-sound-mean".into(),
                 title: "Fig. 4: SOUND mean, SMAE against time".into(),
-                x_label: "log10 seconds (incl. pre-processing)".into(),
+                x_label: "seconds (incl. pre-processing)".into(),
                 y_label: "test SMAE".into(),
+                log_x: true,
                 log_y: true,
-                series: to_series(&mean_pts, true),
+                series: mean_series,
             },
             Curve {
                 file_stem: "fig4-sound-logdet".into(),
                 title: "Fig. 4: SOUND log determinant, |error| against time".into(),
-                x_label: "log10 seconds (incl. pre-processing)".into(),
+                x_label: "seconds (incl. pre-processing)".into(),
                 y_label: "|log det − reference|".into(),
+                log_x: true,
                 log_y: true,
-                series: to_series(&ld_pts, false),
+                series: ld_series,
             },
             Curve {
                 file_stem: "fig4-sound-covariance".into(),
                 title: "Fig. 4: SOUND rank-k covariance, Frobenius error against time".into(),
-                x_label: "log10 seconds (incl. pre-processing)".into(),
+                x_label: "seconds (incl. pre-processing)".into(),
                 y_label: "‖C − C_ref‖_F".into(),
+                log_x: true,
                 log_y: true,
-                series: to_series(&cov_pts, true),
+                series: our_series(&cov_pts, true, &none),
             },
         ];
         let raw_pts = |pts: &[PanelPoint]| {
@@ -692,6 +693,7 @@ impl Experiment for Figure4 {
                 "covariance": raw_pts(&cov_pts),
             }),
             curves,
+            checks: Vec::new(),
         })
     }
 }

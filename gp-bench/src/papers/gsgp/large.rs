@@ -17,7 +17,7 @@ use super::common::{
 };
 use super::gsgp_side::gsgp_mean_from_stats;
 use crate::error::BenchError;
-use crate::experiment::{Experiment, ExperimentOutput, NamedTable, RunContext, RunSize};
+use crate::experiment::{Check, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize};
 use crate::table::{fmt_seconds, Table};
 use gp_models::grid::GridSettings;
 use gp_models::SkiOptions;
@@ -33,6 +33,30 @@ pub const US_GRID: [(f64, f64, usize); 3] =
 
 /// Points per generated chunk.
 pub const CHUNK: usize = 1 << 20;
+
+/// The heading of a run with `n` points on the grid `sizes`, naming the `n` that ran.
+pub fn heading(n: usize, sizes: [usize; 3]) -> String {
+    format!(
+        "Very large n: {} streamed 3-D points, m = {} (GSGP only)",
+        fmt_power_of_ten(n),
+        fmt_count(sizes.iter().product())
+    )
+}
+
+/// `n` as `10^k` when it is a power of ten, else as [`fmt_count`] (`20K`).
+pub fn fmt_power_of_ten(n: usize) -> String {
+    let mut k = 0;
+    let mut v = n;
+    while v >= 10 && v.is_multiple_of(10) {
+        v /= 10;
+        k += 1;
+    }
+    if v == 1 && k > 0 {
+        format!("10^{k}")
+    } else {
+        fmt_count(n)
+    }
+}
 
 /// Per-size settings: points and grid sizes.
 fn plan(size: RunSize) -> (usize, [usize; 3]) {
@@ -81,7 +105,12 @@ impl Experiment for LargeRun {
     }
 
     fn title(&self) -> &'static str {
-        "Very large n: 10^8 streamed 3-D points, m = 128K (GSGP only)"
+        "Very large n: streamed 3-D points, m = 128K (GSGP only)"
+    }
+
+    fn title_at(&self, size: RunSize) -> String {
+        let (n, sizes) = plan(size);
+        heading(n, sizes)
     }
 
     fn paper_reference(&self) -> &'static str {
@@ -246,6 +275,20 @@ pub fn streamed_run(
             }
         }
         let target_full = size == RunSize::Full;
+        let mut checks = Vec::new();
+        if target_full {
+            checks.push(Check::new(
+                format!("total wall time < 10 min at n = {}", fmt_power_of_ten(n)),
+                total_seconds < 600.0,
+            ));
+            if let Some(p) = peak {
+                checks.push(Check::new(
+                    format!("peak RSS < 8 GiB at n = {}", fmt_power_of_ten(n)),
+                    p < 8 << 30,
+                ));
+            }
+            checks.push(Check::new("GSGP's mean solve ran", run.is_ok()));
+        }
         table.row([
             "total wall time".to_string(),
             fmt_seconds(total_seconds),
@@ -299,12 +342,33 @@ pub fn streamed_run(
         }
         Ok(ExperimentOutput {
             tables: vec![NamedTable {
-                title: "Very large n: pre-processing, mean inference, peak memory".into(),
+                title: format!(
+                    "Very large n = {}: pre-processing, mean inference, peak memory",
+                    fmt_power_of_ten(n)
+                ),
                 table,
             }],
             notes,
             raw,
             curves: Vec::new(),
+            checks,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heading_names_the_n_that_ran() {
+        let quick = LargeRun.title_at(RunSize::Quick);
+        assert!(quick.contains("10^6"), "{quick}");
+        assert!(!quick.contains("10^8"), "{quick}");
+        assert!(LargeRun.title_at(RunSize::Full).contains("10^8"));
+        let smoke = LargeRun.title_at(RunSize::Smoke);
+        assert!(smoke.contains("20K") && !smoke.contains("10^8"), "{smoke}");
+        assert_eq!(fmt_power_of_ten(1), "1");
+        assert_eq!(fmt_power_of_ten(1000), "10^3");
     }
 }

@@ -8,13 +8,14 @@
 //! * [`table1`]: Table 1, GSGP/SKI time and memory ratios (SOUND, radar- and
 //!   precipitation-like synthetic stand-ins);
 //! * [`fig4`]: Figure 4, error against time on SOUND (mean, log determinant, covariance);
-//! * [`large`]: the very-large run, `10^8` streamed 3-D points on a 128K grid (GSGP only).
+//! * [`large`]: the very-large run, `10^8` (`--full`) streamed 3-D points on a 128K grid (GSGP only).
 //!
 //! [`common`] holds the hyperparameters, the timed mean runs and the memory metric.
 
 pub mod common;
 pub mod fig3;
 pub mod fig4;
+mod fig4_curves;
 pub mod gsgp_side;
 pub mod large;
 pub mod sound;
