@@ -33,7 +33,11 @@ pub(crate) fn col_slice(c: ColRef<'_, f64>) -> Cow<'_, [f64]> {
     }
 }
 
-/// Checks the column count and finiteness of a point matrix.
+/// Largest coordinate magnitude the dense builders accept: the difference of two such
+/// coordinates is finite, so no `xᵢ − zᵢ` overflows to `±∞` in the vectorized loops.
+pub const MAX_COORDINATE: f64 = f64::MAX / 2.0;
+
+/// Checks the column count, finiteness and range ([`MAX_COORDINATE`]) of a point matrix.
 pub(crate) fn check_points(d: usize, x: MatRef<'_, f64>, context: &'static str) -> Result<()> {
     if x.ncols() != d {
         return Err(KernelError::InputDim {
@@ -43,6 +47,27 @@ pub(crate) fn check_points(d: usize, x: MatRef<'_, f64>, context: &'static str) 
         });
     }
     check_finite_mat(x, context)?;
+    check_coordinate_range(x, context)
+}
+
+/// Errors with [`KernelError::InvalidArgument`] if an entry exceeds [`MAX_COORDINATE`] in
+/// magnitude (call after the finiteness check).
+pub(crate) fn check_coordinate_range(x: MatRef<'_, f64>, context: &'static str) -> Result<()> {
+    for j in 0..x.ncols() {
+        for i in 0..x.nrows() {
+            let v = x[(i, j)];
+            if v.abs() > MAX_COORDINATE {
+                return Err(KernelError::InvalidArgument {
+                    name: "points",
+                    reason: format!(
+                        "{context}: entry ({i}, {j}) = {v:e} exceeds {MAX_COORDINATE:e} in \
+                         magnitude, so differences of coordinates would overflow; rescale the \
+                         inputs (for example standardize each column)"
+                    ),
+                });
+            }
+        }
+    }
     Ok(())
 }
 
@@ -173,7 +198,8 @@ pub fn matrix_and_grads<P: RadialProfile>(
                     let wj = col_slice(w_mat.col(j));
                     for ((v, &a), &w) in buf.iter_mut().zip(xc.iter()).zip(wj.iter()) {
                         let s = (a - xj) * il;
-                        *v = w * s * s;
+                        // W = 0 where g' underflows (s² may then be ∞): never 0 · ∞.
+                        *v = if w == 0.0 { 0.0 } else { w * s * s };
                     }
                     write_col(gt.rb_mut(), jj, 0, &buf);
                 }
