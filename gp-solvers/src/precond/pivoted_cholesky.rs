@@ -189,7 +189,7 @@ impl PivotedCholesky {
                     let r = d[i] - l * l;
                     // Rounding leaves residuals of order −ε·tr K on a PSD matrix; more negative
                     // is indefiniteness (or NaN from a non-finite factor column).
-                    if !(r >= -floor) {
+                    if r.is_nan() || r < -floor {
                         return Err(SolverError::NotPositiveSemidefinite {
                             step: m + 1,
                             index: i,
