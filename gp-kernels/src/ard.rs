@@ -33,7 +33,11 @@ pub(crate) fn col_slice(c: ColRef<'_, f64>) -> Cow<'_, [f64]> {
     }
 }
 
-/// Checks the column count and finiteness of a point matrix.
+/// Largest coordinate magnitude the dense builders accept: the difference of two such
+/// coordinates is finite, so no `xᵢ − zᵢ` overflows to `±∞` in the vectorized loops.
+pub const MAX_COORDINATE: f64 = f64::MAX / 2.0;
+
+/// Checks the column count, finiteness and range ([`MAX_COORDINATE`]) of a point matrix.
 pub(crate) fn check_points(d: usize, x: MatRef<'_, f64>, context: &'static str) -> Result<()> {
     if x.ncols() != d {
         return Err(KernelError::InputDim {
@@ -43,6 +47,27 @@ pub(crate) fn check_points(d: usize, x: MatRef<'_, f64>, context: &'static str) 
         });
     }
     check_finite_mat(x, context)?;
+    check_coordinate_range(x, context)
+}
+
+/// Errors with [`KernelError::InvalidArgument`] if an entry exceeds [`MAX_COORDINATE`] in
+/// magnitude (call after the finiteness check).
+pub(crate) fn check_coordinate_range(x: MatRef<'_, f64>, context: &'static str) -> Result<()> {
+    for j in 0..x.ncols() {
+        for i in 0..x.nrows() {
+            let v = x[(i, j)];
+            if v.abs() > MAX_COORDINATE {
+                return Err(KernelError::InvalidArgument {
+                    name: "points",
+                    reason: format!(
+                        "{context}: entry ({i}, {j}) = {v:e} exceeds {MAX_COORDINATE:e} in \
+                         magnitude, so differences of coordinates would overflow; rescale the \
+                         inputs (for example standardize each column)"
+                    ),
+                });
+            }
+        }
+    }
     Ok(())
 }
 
@@ -131,8 +156,12 @@ fn fill_block_body<P: RadialProfile>(
 }
 
 /// `K(X, X)` and `∂K/∂θ` for `θ = [log ℓ₀, …, log ℓ_{d−1}, log σ²]`, checked, parallel over
-/// column tiles. One pass computes `K` and `W = −2σ² g'(r²)` (one `exp` per entry); one pass
-/// per dimension forms `∂K/∂ log ℓₖ = W ⊙ ((xᵢₖ − xⱼₖ)/ℓₖ)²`; `∂K/∂ log σ² = K`.
+/// column tiles. One pass computes `K` and `W = g'(r²)` (one `exp` per entry); one pass per
+/// dimension forms `∂K/∂ log ℓₖ = −2σ² W ⊙ ((xᵢₖ − xⱼₖ)/ℓₖ)²`; `∂K/∂ log σ² = K`.
+///
+/// The derivative is formed as `−2 (σ² ((W s) s))` (`s` the scaled difference), as in
+/// [`ArdParams::write_grad`]: exactly 0 where `g'` underflows (never `0 · ∞` when `s²`
+/// overflows), and the unbounded Matérn-1/2 `g'` near `r = 0` meets `|s| ≤ r` before `σ²`.
 pub fn matrix_and_grads<P: RadialProfile>(
     params: &ArdParams,
     x: MatRef<'_, f64>,
@@ -173,7 +202,12 @@ pub fn matrix_and_grads<P: RadialProfile>(
                     let wj = col_slice(w_mat.col(j));
                     for ((v, &a), &w) in buf.iter_mut().zip(xc.iter()).zip(wj.iter()) {
                         let s = (a - xj) * il;
-                        *v = w * s * s;
+                        // W = 0 where g' underflows (s² may then be ∞): never 0 · ∞.
+                        *v = if w == 0.0 {
+                            0.0
+                        } else {
+                            -2.0 * (var * ((w * s) * s))
+                        };
                     }
                     write_col(gt.rb_mut(), jj, 0, &buf);
                 }
@@ -185,7 +219,7 @@ pub fn matrix_and_grads<P: RadialProfile>(
 }
 
 simd_dispatch! {
-    /// Columns `j0 ..` of `K` (into `kt`) and `W = −2σ² g'(r²)` (into `wt`).
+    /// Columns `j0 ..` of `K` (into `kt`) and `W = g'(r²)` (into `wt`).
     fn value_and_w_tile<P: RadialProfile>(
         xcols: &[Cow<'_, [f64]>],
         inv_l: &[f64],
@@ -220,7 +254,7 @@ fn value_and_w_tile_body<P: RadialProfile>(
             for (r, w) in r2.iter_mut().zip(w.iter_mut()) {
                 let (g, dg) = P::fast_value_and_deriv(*r);
                 *r = var * g;
-                *w = -2.0 * var * dg;
+                *w = dg;
             }
             write_col(kt.rb_mut(), jj, i0, r2);
             write_col(wt.rb_mut(), jj, i0, &w[..len]);

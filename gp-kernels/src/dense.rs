@@ -9,12 +9,13 @@ use faer::{Col, Mat, MatMut, MatRef};
 use gp_linalg::validate::check_finite_mat;
 use rayon::prelude::*;
 
-use crate::ard::{check_points, COLUMN_TILE};
+use crate::ard::{check_coordinate_range, check_points, COLUMN_TILE};
 use crate::error::{KernelError, Result};
 use crate::kernel::Kernel;
 
 /// Copies the rows of `x` into a row-major buffer (point `i` at `[i*d .. (i+1)*d]`), after
-/// checking the column count against the kernel's input dimension and finiteness.
+/// checking the column count against the kernel's input dimension, finiteness and range
+/// (entries at most [`MAX_COORDINATE`](crate::ard::MAX_COORDINATE) in magnitude).
 pub fn points_row_major<K: Kernel + ?Sized>(
     kernel: &K,
     x: MatRef<'_, f64>,
@@ -29,6 +30,7 @@ pub fn points_row_major<K: Kernel + ?Sized>(
         });
     }
     check_finite_mat(x, context)?;
+    check_coordinate_range(x, context)?;
     let mut buf = vec![0.0; x.nrows() * d];
     for (i, row) in buf.chunks_exact_mut(d.max(1)).enumerate().take(x.nrows()) {
         for (k, v) in row.iter_mut().enumerate() {

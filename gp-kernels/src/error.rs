@@ -37,6 +37,17 @@ pub enum KernelError {
         /// Columns of the input matrix.
         found: usize,
     },
+    /// A point (a slice passed to a checked evaluation such as
+    /// [`Kernel::try_eval`](crate::Kernel::try_eval)) has the wrong length.
+    #[error("{context}: the kernel takes {expected}-dimensional points but the slice has length {found}; pass one value per input dimension")]
+    PointLength {
+        /// What was being computed.
+        context: &'static str,
+        /// The kernel's input dimension.
+        expected: usize,
+        /// Length of the slice.
+        found: usize,
+    },
     /// An argument other than a hyperparameter is invalid.
     #[error("invalid argument `{name}`: {reason}")]
     InvalidArgument {

@@ -8,7 +8,25 @@ use std::fmt::Debug;
 use faer::{Col, Mat, MatMut, MatRef};
 
 use crate::dense;
-use crate::error::Result;
+use crate::error::{KernelError, Result};
+
+/// Checks that a point has length `d` and finite entries.
+fn check_point(d: usize, x: &[f64], context: &'static str) -> Result<()> {
+    if x.len() != d {
+        return Err(KernelError::PointLength {
+            context,
+            expected: d,
+            found: x.len(),
+        });
+    }
+    if let Some((i, v)) = x.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(KernelError::InvalidArgument {
+            name: "x",
+            reason: format!("{context}: entry {i} is {v}; points must be finite"),
+        });
+    }
+    Ok(())
+}
 
 /// A product decomposition `k(x, z) = scale · Πᵢ kᵢ(xᵢ, zᵢ)` of a kernel over input
 /// dimensions: what Toeplitz and Kronecker algebra need.
@@ -49,16 +67,59 @@ pub trait Kernel: Send + Sync + Debug {
     /// value; the kernel is unchanged on error.
     fn set_log_params(&mut self, log_params: &[f64]) -> Result<()>;
 
-    /// `k(x, z)`. Contract: both slices have length [`input_dim`](Self::input_dim).
+    /// `k(x, z)`, unchecked: the fast path for callers that already know their slices are
+    /// right (the dense builders, model hot loops).
+    ///
+    /// Contract: both slices have length [`input_dim`](Self::input_dim). The kernels of this
+    /// crate return NaN otherwise (one length comparison, never a value computed from
+    /// truncated slices); implementations elsewhere must do the same. Use
+    /// [`try_eval`](Self::try_eval) for a typed error instead.
     fn eval(&self, x: &[f64], z: &[f64]) -> f64;
 
     /// `k(x, z)`, writing `∂k/∂θⱼ` (θ the log hyperparameters) into `grad`
-    /// (length [`n_params`](Self::n_params)).
+    /// (length [`n_params`](Self::n_params)); unchecked like [`eval`](Self::eval).
+    ///
+    /// Contract: `x` and `z` have length [`input_dim`](Self::input_dim) and `grad` length
+    /// [`n_params`](Self::n_params); otherwise the kernels of this crate return NaN and fill
+    /// `grad` with NaN. Use [`try_eval_with_grad`](Self::try_eval_with_grad) for a typed error.
     fn eval_with_grad(&self, x: &[f64], z: &[f64], grad: &mut [f64]) -> f64;
 
-    /// `k(x, x)`.
+    /// `k(x, x)`, unchecked like [`eval`](Self::eval) (NaN for a slice of the wrong length
+    /// in the kernels of this crate); [`try_diag_entry`](Self::try_diag_entry) is checked.
     fn diag_entry(&self, x: &[f64]) -> f64 {
         self.eval(x, x)
+    }
+
+    /// `k(x, z)`, checked: errors with [`KernelError::PointLength`] if a slice's length is not
+    /// [`input_dim`](Self::input_dim) and with [`KernelError::InvalidArgument`] if it holds
+    /// NaN or infinity.
+    fn try_eval(&self, x: &[f64], z: &[f64]) -> Result<f64> {
+        check_point(self.input_dim(), x, "Kernel::try_eval, x")?;
+        check_point(self.input_dim(), z, "Kernel::try_eval, z")?;
+        Ok(self.eval(x, z))
+    }
+
+    /// [`eval_with_grad`](Self::eval_with_grad), checked: the errors of
+    /// [`try_eval`](Self::try_eval), and [`KernelError::ParamCount`] if `grad` does not have
+    /// length [`n_params`](Self::n_params).
+    fn try_eval_with_grad(&self, x: &[f64], z: &[f64], grad: &mut [f64]) -> Result<f64> {
+        check_point(self.input_dim(), x, "Kernel::try_eval_with_grad, x")?;
+        check_point(self.input_dim(), z, "Kernel::try_eval_with_grad, z")?;
+        let names = self.param_names();
+        if grad.len() != names.len() {
+            return Err(KernelError::ParamCount {
+                expected: names.len(),
+                found: grad.len(),
+                names: names.join(", "),
+            });
+        }
+        Ok(self.eval_with_grad(x, z, grad))
+    }
+
+    /// `k(x, x)`, checked: the errors of [`try_eval`](Self::try_eval).
+    fn try_diag_entry(&self, x: &[f64]) -> Result<f64> {
+        check_point(self.input_dim(), x, "Kernel::try_diag_entry, x")?;
+        Ok(self.diag_entry(x))
     }
 
     /// The product decomposition over dimensions, for kernels that have one.
@@ -149,7 +210,7 @@ macro_rules! forward_kernel {
 
 /// The error of `set_log_params` through a shared pointer.
 fn shared_set_error() -> Result<()> {
-    Err(crate::error::KernelError::InvalidArgument {
+    Err(KernelError::InvalidArgument {
         name: "log_params",
         reason: "cannot set hyperparameters through a shared reference (&K, or an Arc<K> with \
                  other owners); set them on the kernel itself"

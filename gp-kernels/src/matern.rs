@@ -116,17 +116,29 @@ impl Kernel for Matern {
     fn set_log_params(&mut self, log_params: &[f64]) -> Result<()> {
         self.params.set_log_params(log_params)
     }
+    /// NaN unless both slices have length [`input_dim`](Kernel::input_dim).
     #[inline]
     fn eval(&self, x: &[f64], z: &[f64]) -> f64 {
+        if !self.params.lengths_match(x, z) {
+            return f64::NAN;
+        }
         self.params.variance() * self.nu.profile(self.params.r2(x, z))
     }
+    /// NaN (value and every gradient entry) unless `x`, `z` have length `d` and `grad`
+    /// length `d + 1`.
     fn eval_with_grad(&self, x: &[f64], z: &[f64], grad: &mut [f64]) -> f64 {
         let (g, dg) = self.nu.profile_and_deriv(self.params.r2(x, z));
         let value = self.params.variance() * g;
         self.params.write_grad(x, z, value, dg, grad);
+        if !self.params.lengths_match(x, z) || grad.len() != self.n_params() {
+            return f64::NAN;
+        }
         value
     }
-    fn diag_entry(&self, _x: &[f64]) -> f64 {
+    fn diag_entry(&self, x: &[f64]) -> f64 {
+        if x.len() != self.params.dim() {
+            return f64::NAN;
+        }
         self.params.variance()
     }
     fn separable_factors(&self) -> Option<SeparableFactors> {

@@ -12,7 +12,7 @@ use crate::kernel::{Kernel, SeparableFactors};
 use crate::matern::{Matern, MaternNu};
 use crate::profile::{Matern12Profile, Matern32Profile, Matern52Profile, RadialProfile, SeProfile};
 use crate::se::SquaredExponential;
-use crate::stationary::ArdParams;
+use crate::stationary::{lengthscale_grad, scaled_diff, ArdParams};
 use gp_linalg::simd_dispatch;
 
 /// The one-dimensional kernel used along one input dimension of a [`ProductKernel`].
@@ -102,10 +102,16 @@ impl ProductKernel {
         &self.params
     }
 
+    /// `tᵢ = (xᵢ − zᵢ)/ℓᵢ` of dimension `i`, without spurious overflow.
+    #[inline]
+    fn t(&self, i: usize, x: &[f64], z: &[f64]) -> f64 {
+        scaled_diff(x[i], z[i], self.params.lengthscales()[i])
+    }
+
     /// `t² = ((xᵢ − zᵢ)/ℓᵢ)²` of dimension `i`.
     #[inline]
     fn t2(&self, i: usize, x: &[f64], z: &[f64]) -> f64 {
-        let t = (x[i] - z[i]) / self.params.lengthscales()[i];
+        let t = self.t(i, x, z);
         t * t
     }
 }
@@ -135,17 +141,27 @@ impl Kernel for ProductKernel {
     fn set_log_params(&mut self, log_params: &[f64]) -> Result<()> {
         self.params.set_log_params(log_params)
     }
+    /// NaN unless both slices have length [`input_dim`](Kernel::input_dim).
     fn eval(&self, x: &[f64], z: &[f64]) -> f64 {
+        if !self.params.lengths_match(x, z) {
+            return f64::NAN;
+        }
         let mut value = self.params.variance();
         for (i, kind) in self.kinds.iter().enumerate() {
             value *= kind.value(self.t2(i, x, z));
         }
         value
     }
+    /// NaN (value and every gradient entry) unless `x`, `z` have length `d` and `grad`
+    /// length `d + 1`.
     fn eval_with_grad(&self, x: &[f64], z: &[f64], grad: &mut [f64]) -> f64 {
         // ∂k/∂ log ℓᵢ = σ² (Π_{j≠i} gⱼ) gᵢ'(tᵢ²) (−2tᵢ²). Prefix products first (into grad),
         // then a backward sweep with the suffix product; no division by a gⱼ that may be 0.
         let d = self.params.dim();
+        if !self.params.lengths_match(x, z) || grad.len() != d + 1 {
+            grad.fill(f64::NAN);
+            return f64::NAN;
+        }
         let var = self.params.variance();
         let mut prefix = 1.0;
         for (i, kind) in self.kinds.iter().enumerate() {
@@ -154,17 +170,20 @@ impl Kernel for ProductKernel {
         }
         let mut suffix = 1.0;
         for (i, kind) in self.kinds.iter().enumerate().rev() {
-            let t = (x[i] - z[i]) / self.params.lengthscales()[i];
+            let t = self.t(i, x, z);
             let (g, dg) = kind.value_and_deriv(t * t);
-            // Multiplied left to right so that dg = 0 meets a finite t, never t² = ∞.
-            grad[i] = -2.0 * var * grad[i] * suffix * dg * t * t;
+            // 0 where dg = 0 (t² overflowing included), never 0 · ∞.
+            grad[i] = lengthscale_grad(var, dg, t) * (grad[i] * suffix);
             suffix *= g;
         }
         let value = var * prefix;
         grad[d] = value;
         value
     }
-    fn diag_entry(&self, _x: &[f64]) -> f64 {
+    fn diag_entry(&self, x: &[f64]) -> f64 {
+        if x.len() != self.params.dim() {
+            return f64::NAN;
+        }
         self.params.variance()
     }
     fn separable_factors(&self) -> Option<SeparableFactors> {

@@ -61,17 +61,27 @@ impl Kernel for SquaredExponential {
     fn set_log_params(&mut self, log_params: &[f64]) -> Result<()> {
         self.params.set_log_params(log_params)
     }
+    /// NaN unless both slices have length [`input_dim`](Kernel::input_dim).
     #[inline]
     fn eval(&self, x: &[f64], z: &[f64]) -> f64 {
+        // `r2` is NaN for slices of the wrong length, and so is the result.
         self.params.variance() * (-0.5 * self.params.r2(x, z)).exp()
     }
+    /// NaN (value and every gradient entry) unless `x`, `z` have length `d` and `grad`
+    /// length `d + 1`.
     fn eval_with_grad(&self, x: &[f64], z: &[f64], grad: &mut [f64]) -> f64 {
         let g = (-0.5 * self.params.r2(x, z)).exp();
         let value = self.params.variance() * g;
         self.params.write_grad(x, z, value, -0.5 * g, grad);
+        if grad.len() != self.n_params() {
+            return f64::NAN;
+        }
         value
     }
-    fn diag_entry(&self, _x: &[f64]) -> f64 {
+    fn diag_entry(&self, x: &[f64]) -> f64 {
+        if x.len() != self.params.dim() {
+            return f64::NAN;
+        }
         self.params.variance()
     }
     fn fill_block(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>, out: MatMut<'_, f64>) {

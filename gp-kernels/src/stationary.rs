@@ -25,6 +25,48 @@ fn check_positive(name: String, value: f64) -> Result<()> {
     }
 }
 
+/// A length scale must also have a finite reciprocal (`ℓ > 1/f64::MAX ≈ 5.6e-309`): the tile
+/// builders multiply by `1/ℓ`, and `0 · ∞` would give NaN on the diagonal.
+fn check_lengthscale(name: String, value: f64) -> Result<()> {
+    check_positive(name.clone(), value)?;
+    if (1.0 / value).is_finite() {
+        Ok(())
+    } else {
+        Err(KernelError::InvalidHyperparameter {
+            name,
+            value,
+            reason: "a length scale must be at least 1/f64::MAX (about 5.6e-309, \
+                     log length scale above -709.78); rescale the inputs instead",
+        })
+    }
+}
+
+/// `(a − b)/ℓ` without spurious overflow: when `a − b` overflows (coordinates near
+/// `±f64::MAX`) it is computed as `2 ((a/2 − b/2)/ℓ)`, which is infinite only when the true
+/// value is. Bit-identical to `(a − b)/ℓ` whenever that is finite.
+#[inline(always)]
+pub(crate) fn scaled_diff(a: f64, b: f64, l: f64) -> f64 {
+    let t = (a - b) / l;
+    if t.is_finite() {
+        t
+    } else {
+        2.0 * ((0.5 * a - 0.5 * b) / l)
+    }
+}
+
+/// `−2 σ² g'(r²) t²` (the derivative of `σ² g(r²)` with respect to `log ℓ` of a dimension
+/// whose scaled difference is `t`), in an order that cannot form `0 · ∞`: 0 whenever
+/// `g'(r²) = 0` (which is the case whenever `t²` overflows), and `(g' t) t` before `σ²` so that
+/// the unbounded Matérn-1/2 `g'` near `r = 0` meets `t ≤ r` first.
+#[inline(always)]
+pub(crate) fn lengthscale_grad(variance: f64, dg: f64, t: f64) -> f64 {
+    if dg == 0.0 {
+        0.0
+    } else {
+        -2.0 * (variance * ((dg * t) * t))
+    }
+}
+
 impl ArdParams {
     /// Length scales `ℓᵢ > 0` (one per input dimension, at least one) and output variance `σ² > 0`.
     pub fn new(lengthscales: Vec<f64>, variance: f64) -> Result<Self> {
@@ -35,7 +77,7 @@ impl ArdParams {
             });
         }
         for (i, &l) in lengthscales.iter().enumerate() {
-            check_positive(format!("lengthscale_{i}"), l)?;
+            check_lengthscale(format!("lengthscale_{i}"), l)?;
         }
         check_positive("variance".into(), variance)?;
         Ok(Self {
@@ -87,7 +129,8 @@ impl ArdParams {
             });
         }
         let natural: Vec<f64> = p.iter().map(|v| v.exp()).collect();
-        for (name, (&v, &lv)) in names.iter().zip(natural.iter().zip(p)) {
+        let d = self.dim();
+        for (i, (name, (&v, &lv))) in names.iter().zip(natural.iter().zip(p)).enumerate() {
             if !lv.is_finite() {
                 return Err(KernelError::InvalidHyperparameter {
                     name: name.clone(),
@@ -95,20 +138,35 @@ impl ArdParams {
                     reason: "log hyperparameters must be finite",
                 });
             }
-            check_positive(name.clone(), v)?;
+            if i < d {
+                check_lengthscale(name.clone(), v)?;
+            } else {
+                check_positive(name.clone(), v)?;
+            }
         }
-        let d = self.dim();
         self.lengthscales.copy_from_slice(&natural[..d]);
         self.variance = natural[d];
         Ok(())
     }
 
-    /// Scaled squared distance `r² = Σᵢ ((xᵢ − zᵢ)/ℓᵢ)²`.
+    /// Whether `x` and `z` both have length [`dim`](Self::dim) (the contract of the
+    /// unchecked evaluations, which return NaN otherwise).
+    #[inline]
+    pub fn lengths_match(&self, x: &[f64], z: &[f64]) -> bool {
+        x.len() == self.lengthscales.len() && z.len() == self.lengthscales.len()
+    }
+
+    /// Scaled squared distance `r² = Σᵢ ((xᵢ − zᵢ)/ℓᵢ)²`, with the differences formed so that
+    /// coordinates near `±f64::MAX` do not overflow spuriously. NaN unless both slices have
+    /// length [`dim`](Self::dim).
     #[inline]
     pub fn r2(&self, x: &[f64], z: &[f64]) -> f64 {
+        if !self.lengths_match(x, z) {
+            return f64::NAN;
+        }
         let mut s = 0.0;
-        for ((a, b), l) in x.iter().zip(z).zip(&self.lengthscales) {
-            let t = (a - b) / l;
+        for ((&a, &b), &l) in x.iter().zip(z).zip(&self.lengthscales) {
+            let t = scaled_diff(a, b, l);
             s += t * t;
         }
         s
@@ -116,12 +174,21 @@ impl ArdParams {
 
     /// Writes `∂k/∂ log ℓᵢ = σ² g'(r²) · (−2 ((xᵢ − zᵢ)/ℓᵢ)²)` and `∂k/∂ log σ² = k` into
     /// `grad`, given `value = σ² g(r²)` and `dg = g'(r²)` (derivative with respect to `r²`).
+    ///
+    /// Never forms `0 · ∞`: a length-scale derivative is exactly 0 where `g'(r²)` underflows
+    /// to 0 (for example `ℓ = 1e-308` and `x ≠ z`). Contract: `x` and `z` have length
+    /// [`dim`](Self::dim) and `grad` has length `dim + 1`; otherwise every entry of `grad` is
+    /// set to NaN.
     #[inline]
     pub fn write_grad(&self, x: &[f64], z: &[f64], value: f64, dg: f64, grad: &mut [f64]) {
         let d = self.dim();
+        if !self.lengths_match(x, z) || grad.len() != d + 1 {
+            grad.fill(f64::NAN);
+            return;
+        }
         for i in 0..d {
-            let t = (x[i] - z[i]) / self.lengthscales[i];
-            grad[i] = -2.0 * self.variance * dg * t * t;
+            let t = scaled_diff(x[i], z[i], self.lengthscales[i]);
+            grad[i] = lengthscale_grad(self.variance, dg, t);
         }
         grad[d] = value;
     }

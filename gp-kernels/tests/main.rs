@@ -4,6 +4,7 @@
 mod common;
 
 mod bad_input;
+mod extreme_values;
 mod gradients;
 mod operator;
 mod rff;

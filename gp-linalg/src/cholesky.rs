@@ -58,21 +58,75 @@ impl JitterLadder {
         }
     }
 
-    fn validate(&self) -> Result<()> {
-        let bad = |reason: &str| {
+    /// Most jitters a ladder may try (rungs `start, start·growth, …` up to `max`): a ladder
+    /// with more rungs is refused by [`validate`](Self::validate), and
+    /// [`Cholesky::with_jitter`] never factors more than `1 + MAX_RUNGS` times.
+    pub const MAX_RUNGS: usize = 64;
+
+    /// Number of jitters the ladder tries after the unjittered attempt:
+    /// `⌊log(max/start)/log(growth)⌋ + 1` for `0 < start ≤ max`, 0 otherwise. Saturates at
+    /// `usize::MAX`. Meaningful for a ladder whose fields pass the range checks of
+    /// [`validate`](Self::validate).
+    pub fn rungs(&self) -> usize {
+        if !(self.start > 0.0 && self.max >= self.start) {
+            return 0;
+        }
+        // The loop accepts jitters up to max·(1 + 1e-12); the same slack here.
+        let steps = (self.max / self.start * (1.0 + 1e-12)).ln() / self.growth.ln();
+        if steps.is_finite() && steps < (usize::MAX / 2) as f64 {
+            steps.floor() as usize + 1
+        } else {
+            usize::MAX
+        }
+    }
+
+    /// Checks the ladder: `start` and `max` finite and non-negative, `growth` finite and
+    /// greater than 1 (when `start > 0`), and at most [`MAX_RUNGS`](Self::MAX_RUNGS) rungs.
+    /// [`Cholesky::with_jitter`] calls it; callers that build a ladder from untrusted input
+    /// (a saved file) may call it early.
+    ///
+    /// Errors with [`LinalgError::InvalidArgument`] naming the fields at fault.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |reason: String| {
             Err(LinalgError::InvalidArgument {
                 name: "JitterLadder",
-                reason: reason.to_string(),
+                reason,
             })
         };
         if !(self.start >= 0.0 && self.start.is_finite()) {
-            return bad("start must be finite and non-negative");
+            return bad(format!(
+                "start must be finite and non-negative, got {}",
+                self.start
+            ));
         }
         if !(self.max >= 0.0 && self.max.is_finite()) {
-            return bad("max must be finite and non-negative");
+            return bad(format!(
+                "max must be finite and non-negative, got {}",
+                self.max
+            ));
         }
         if self.start > 0.0 && !(self.growth > 1.0 && self.growth.is_finite()) {
-            return bad("growth must be finite and greater than 1");
+            return bad(format!(
+                "growth must be finite and greater than 1, got {}",
+                self.growth
+            ));
+        }
+        let rungs = self.rungs();
+        if rungs > Self::MAX_RUNGS {
+            let shown = if rungs == usize::MAX {
+                "more than 2^62".to_string()
+            } else {
+                rungs.to_string()
+            };
+            return bad(format!(
+                "start = {:e}, growth = {}, max = {:e} gives {shown} jitters (factorizations), \
+                 more than the limit of {}; use a larger growth (e.g. 10), a larger start or a \
+                 smaller max",
+                self.start,
+                self.growth,
+                self.max,
+                Self::MAX_RUNGS
+            ));
         }
         Ok(())
     }
@@ -108,8 +162,11 @@ impl Cholesky {
     /// Factors a symmetric positive definite matrix (only its lower triangle is read),
     /// escalating diagonal jitter as `ladder` says.
     ///
-    /// Errors: [`LinalgError::NotSquare`], [`LinalgError::NonFinite`], and
-    /// [`LinalgError::NotPositiveDefinite`] naming the largest jitter tried.
+    /// Errors: [`LinalgError::NotSquare`], [`LinalgError::NonFinite`],
+    /// [`LinalgError::InvalidArgument`] for a ladder that fails
+    /// [`JitterLadder::validate`] (including one with more than
+    /// [`JitterLadder::MAX_RUNGS`] rungs), and [`LinalgError::NotPositiveDefinite`] naming
+    /// the largest jitter tried.
     pub fn with_jitter(a: MatRef<'_, f64>, ladder: &JitterLadder) -> Result<Self> {
         let n = check_square(a, "Cholesky factorization")?;
         ladder.validate()?;
@@ -125,6 +182,7 @@ impl Cholesky {
         let mut l = Mat::<f64>::zeros(n, n);
         let mut jitter = 0.0;
         let mut largest_tried = 0.0_f64;
+        let mut jitters_tried = 0usize;
         loop {
             l.copy_from_triangular_lower(a);
             for i in 0..n {
@@ -147,14 +205,20 @@ impl Cholesky {
             } else {
                 jitter * ladder.growth
             };
-            // A non-finite jitter (the matrix is near f64::MAX) would repeat forever.
-            if next <= 0.0 || !next.is_finite() || next > ladder.max * scale * (1.0 + 1e-12) {
+            // A non-finite jitter (the matrix is near f64::MAX) would repeat forever; the rung
+            // count bounds the loop whatever rounding does to the comparison with max.
+            if next <= 0.0
+                || !next.is_finite()
+                || next > ladder.max * scale * (1.0 + 1e-12)
+                || jitters_tried >= JitterLadder::MAX_RUNGS
+            {
                 return Err(LinalgError::NotPositiveDefinite {
                     n,
                     largest_jitter: largest_tried,
                 });
             }
             jitter = next;
+            jitters_tried += 1;
         }
         // faer leaves the strict upper triangle untouched; clear it so `factor()` is exactly L.
         for j in 1..n {

@@ -54,6 +54,23 @@ pub enum SolverError {
         /// Its value.
         value: f64,
     },
+    /// The matrix given to the pivoted Cholesky is not positive semi-definite: a residual
+    /// diagonal entry `K[i,i] − Σ_m L[i,m]²` went negative beyond rounding error.
+    #[error(
+        "the matrix is not positive semi-definite: after {step} pivoted Cholesky step(s) the \
+         residual diagonal entry {index} is {value:e} (below the rounding tolerance \
+         -{tolerance:e}); check that the kernel matrix is symmetric and valid, or add jitter"
+    )]
+    NotPositiveSemidefinite {
+        /// Number of pivots taken when the negative entry appeared.
+        step: usize,
+        /// Row of the negative residual diagonal entry.
+        index: usize,
+        /// Its value (negative).
+        value: f64,
+        /// The rounding tolerance it fell below (positive).
+        tolerance: f64,
+    },
     /// A tridiagonal could not be formed from CG coefficients (a non-finite or
     /// non-positive step length, or a negative `β`).
     #[error("invalid CG coefficients for a Lanczos tridiagonal: {reason}")]

@@ -58,8 +58,9 @@ impl Probes {
     /// `options.seed`.
     ///
     /// Errors with [`SolverError::InvalidOptions`](crate::SolverError::InvalidOptions) for
-    /// Rademacher probes with a preconditioner (their covariance is `I`, not `P`), or a
-    /// preconditioner whose order is not `n`.
+    /// `count = 0` (an estimate from no probes is undefined, not 0), Rademacher probes with
+    /// a preconditioner (their covariance is `I`, not `P`), or a preconditioner whose order
+    /// is not `n`.
     pub fn generate(
         n: usize,
         precond: Option<&dyn Preconditioner>,
@@ -77,6 +78,13 @@ impl Probes {
         count: usize,
         rng: &mut dyn RngCore,
     ) -> Result<Self> {
+        if count == 0 {
+            return Err(invalid(
+                "count",
+                "the number of probes must be at least 1 (an estimate from no probes is \
+                 undefined); use 10 or more for a useful estimate",
+            ));
+        }
         if let Some(p) = precond {
             if p.dim() != n {
                 return Err(invalid(
@@ -122,8 +130,32 @@ impl Probes {
     /// Wraps caller-chosen probes (for example the unit vectors, or probes shared between
     /// estimators), computing `P⁻¹Z`. The estimators are unbiased only if
     /// `E[z zᵀ] = P`; the caller is responsible for that.
+    ///
+    /// Errors with [`LinalgError::NonFinite`](gp_linalg::LinalgError::NonFinite) for NaN or
+    /// infinite entries and with
+    /// [`SolverError::InvalidOptions`](crate::SolverError::InvalidOptions) (option `probes`)
+    /// for a matrix without columns or with an all-zero column (of order `n > 0`): a zero
+    /// probe contributes a term of exactly 0 and biases every estimate towards 0.
     pub fn from_matrix(z: Mat<f64>, precond: Option<&dyn Preconditioner>) -> Result<Self> {
         gp_linalg::validate::check_finite_mat(z.as_ref(), "the probes")?;
+        if z.ncols() == 0 {
+            return Err(invalid(
+                "probes",
+                "the probe matrix has no columns; an estimate needs at least one probe",
+            ));
+        }
+        if z.nrows() > 0 {
+            if let Some(j) = (0..z.ncols()).find(|&j| z.col(j).iter().all(|&v| v == 0.0)) {
+                return Err(invalid(
+                    "probes",
+                    format!(
+                        "probe column {j} is all zeros; probes need E[z zᵀ] = P (for example \
+                         ±1 or standard normal entries), and a zero probe biases the \
+                         estimate towards 0"
+                    ),
+                ));
+            }
+        }
         let precond_z = match precond {
             Some(p) => p.solve_block(z.as_ref())?,
             None => z.clone(),

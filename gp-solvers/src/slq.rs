@@ -11,7 +11,7 @@
 //! ```
 
 use crate::cg::CgColumn;
-use crate::error::{check_shape, Result};
+use crate::error::{check_shape, invalid, Result};
 use crate::estimate::Estimate;
 use crate::tridiagonal::SymTridiagonal;
 
@@ -32,8 +32,10 @@ pub enum SlqScaling {
 /// (`‖w_i‖²` or `n`).
 ///
 /// Errors with [`SolverError::ShapeMismatch`](crate::SolverError::ShapeMismatch) if the two
-/// slices differ in length and [`SolverError::NonPositiveRitzValue`](crate::SolverError)
-/// if a tridiagonal has a non-positive eigenvalue.
+/// slices differ in length, [`SolverError::InvalidOptions`](crate::SolverError::InvalidOptions)
+/// (option `probes`) if there are none (an estimate from no probes is undefined), and
+/// [`SolverError::NonPositiveRitzValue`](crate::SolverError) if a tridiagonal has a
+/// non-positive eigenvalue.
 pub fn slq_log_det(
     tridiagonals: &[SymTridiagonal],
     weights: &[f64],
@@ -44,6 +46,12 @@ pub fn slq_log_det(
         (tridiagonals.len(), 1),
         "slq_log_det (one weight per tridiagonal)",
     )?;
+    if tridiagonals.is_empty() {
+        return Err(invalid(
+            "probes",
+            "stochastic Lanczos quadrature needs at least one probe (tridiagonal), got 0",
+        ));
+    }
     let terms = tridiagonals
         .iter()
         .zip(weights)

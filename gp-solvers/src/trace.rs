@@ -15,15 +15,26 @@ use faer::MatRef;
 use gp_linalg::LinearOperator;
 
 use crate::cg::kernels::dot;
-use crate::error::{check_shape, Result};
+use crate::error::{check_shape, invalid, Result};
 use crate::estimate::Estimate;
 use crate::probes::Probes;
 
 /// `(1/t) Σ_i left_iᵀ right_i` over the columns of two `n×t` blocks: the estimator when the
 /// caller already has both factors (for example `A⁻¹Z` and `∂A P⁻¹Z` from a fused kernel
 /// pass).
+///
+/// Errors with [`SolverError::ShapeMismatch`](crate::SolverError::ShapeMismatch) if the
+/// blocks differ in shape and with
+/// [`SolverError::InvalidOptions`](crate::SolverError::InvalidOptions) (option `probes`) if
+/// they have no columns (an estimate from no probes is undefined, not 0).
 pub fn hutchinson_from_products(left: MatRef<'_, f64>, right: MatRef<'_, f64>) -> Result<Estimate> {
     check_shape(right.shape(), left.shape(), "hutchinson_from_products")?;
+    if left.ncols() == 0 {
+        return Err(invalid(
+            "probes",
+            "a Hutchinson estimate needs at least one probe column, got 0",
+        ));
+    }
     let left = left.to_owned();
     let right = right.to_owned();
     let terms = (0..left.ncols())

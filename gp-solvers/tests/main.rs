@@ -4,6 +4,7 @@
 mod common;
 mod factorized_support;
 
+mod bad_estimator_input;
 mod breakdown;
 mod cg;
 mod factorized_cg;

@@ -106,7 +106,11 @@ impl PivotedCholesky {
     /// and with [`LinalgError::NonFinite`](gp_linalg::LinalgError::NonFinite) if the
     /// diagonal or a column holds NaN or infinity, or
     /// [`LinalgError::NotPositive`](gp_linalg::LinalgError::NotPositive) if the diagonal has
-    /// a negative entry (the matrix is not positive semi-definite).
+    /// a negative entry (the matrix is not positive semi-definite), and with
+    /// [`SolverError::NotPositiveSemidefinite`] if a residual diagonal entry
+    /// `K[i,i] − Σ_m L[i,m]²` goes negative beyond rounding error (`ε · n · tr K`): the
+    /// matrix is indefinite, and clamping that entry to 0 would report a residual trace of
+    /// 0 for a matrix that was not approximated at all.
     pub fn new<C: ColumnAccess + ?Sized>(
         matrix: &C,
         options: &PivotedCholeskyOptions,
@@ -182,7 +186,18 @@ impl PivotedCholesky {
                 d[i] = if i == p || is_pivot[i] {
                     0.0
                 } else {
-                    (d[i] - l * l).max(0.0)
+                    let r = d[i] - l * l;
+                    // Rounding leaves residuals of order −ε·tr K on a PSD matrix; more negative
+                    // is indefiniteness (or NaN from a non-finite factor column).
+                    if r.is_nan() || r < -floor {
+                        return Err(SolverError::NotPositiveSemidefinite {
+                            step: m + 1,
+                            index: i,
+                            value: r,
+                            tolerance: floor,
+                        });
+                    }
+                    r.max(0.0)
                 };
                 new_trace += d[i];
             }
