@@ -28,7 +28,7 @@ pub enum LinalgError {
         ncols: usize,
     },
     /// An input held NaN or an infinite value.
-    #[error("{context} holds a non-finite value ({value}) at row {row}, column {col}; remove or impute it before calling")]
+    #[error("{context}: non-finite value ({value}) at row {row}, column {col}; remove or impute it before calling")]
     NonFinite {
         /// What the input was.
         context: &'static str,

@@ -55,7 +55,7 @@ impl FactorizedCgResult {
     }
 
     /// The Lanczos tridiagonal `T` implied by the CG coefficients (for stochastic Lanczos
-    /// quadrature of `log det K̃`, GSGP spec §3.10); see
+    /// quadrature of `log det K̃`, as the paper's §5 uses it); see
     /// [`SymTridiagonal::from_cg_coefficients`].
     pub fn tridiagonal(&self) -> Result<SymTridiagonal> {
         self.record.tridiagonal()

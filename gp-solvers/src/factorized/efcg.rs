@@ -1,4 +1,4 @@
-//! Efficiently factorized CG (EFCG, paper Algorithm 3 as corrected in GSGP spec §3.4).
+//! Efficiently factorized CG (EFCG, Yadav et al. 2021, App. B, Algorithm 3, corrected).
 
 use super::cg_result::{FactorizedCgResult, Recorder};
 use super::options::FactorizedCgOptions;
@@ -25,7 +25,7 @@ use crate::krylov::Status;
 /// β = ‖r_new‖² / ‖r‖²;  p̂ = r̂ + β p̂;  c_p = c_r + β c_p;  ŝ = û + β ŝ;  ẑ = v̂ + β ẑ;  γ = η + β γ
 /// ```
 ///
-/// This is the corrected form of the paper's Algorithm 3 (spec §3.4): the paper's
+/// This is the corrected form of the paper's Algorithm 3: the paper's
 /// curvature drops the terms with `h` (it uses `ẑ` where `â = ẑ + c_p h` is needed) and uses
 /// `gᵀr̂` where `gᵀp̂` is needed, writes `‖r₀‖` for `‖r₀‖²`, leaves a coefficient `c^z`
 /// undefined (it is `σ² c_p`) and omits `ρ` in the numerator of `β`.

@@ -1,4 +1,4 @@
-//! Simplified EFCG for an initial residual in `range(W)` (paper Algorithm 4; GSGP spec §3.5).
+//! Simplified EFCG for an initial residual in `range(W)` (Yadav et al. 2021, App. B, Algorithm 4).
 
 use faer::{Col, ColRef};
 
@@ -25,7 +25,7 @@ use crate::error::{check_shape, Result};
 ///
 /// (`p̂` and `x̂` are kept in addition to the paper's `Wᵀx` update so that the solution is
 /// also available as `W x̂`.) From `x₀ = 0` the iterates equal those of [`cg`](crate::cg())
-/// on `K̃ x = W r̂₀`. Uses (GSGP spec §3.5, §3.10):
+/// on `K̃ x = W r̂₀`. Uses:
 ///
 /// * covariance-type solves with right-hand sides `W ŷ` (e.g. `ŷ = K_G w_*`): `r̂₀ = ŷ`;
 /// * the posterior mean from `x₀ = y/σ²`: `r₀ = −W K_G Wᵀy/σ²`, so `r̂₀ = −K_G t/σ²`

@@ -1,4 +1,4 @@
-//! Efficiently factorized Lanczos (EFLA, paper Algorithm 7 as corrected in GSGP spec §3.8).
+//! Efficiently factorized Lanczos (EFLA, Yadav et al. 2021, App. B.3, Algorithm 7, corrected).
 
 use super::lanczos_basis::{FactorizedLanczos, LanczosSetup};
 use super::lanczos_state::{LanczosState, LanczosStep};
@@ -25,7 +25,7 @@ use crate::lanczos::{LanczosOptions, LanczosStatus};
 ///
 /// As [`lanczos`](crate::lanczos()), the new vector is orthogonalized against all previous
 /// ones (including the current one, which removes `α_j q_j` and `β_{j−1} q_{j−1}`), twice.
-/// Corrections to the paper's Algorithm 7 (spec §3.8): the shift is `σ²`, not `σ`; the
+/// Corrections to the paper's Algorithm 7: the shift is `σ²`, not `σ`; the
 /// orthogonalization step is `w − α_j q_j`, not `q_j − α_j q_j`; the start is normalized; the
 /// scalar of `K̃ q_j` is `σ² c_j` (the reference code's `bfsla2` drops the factor `c_j`).
 ///

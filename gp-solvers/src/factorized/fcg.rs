@@ -1,4 +1,4 @@
-//! Factorized CG (FCG, paper Algorithm 2; GSGP spec §3.3).
+//! Factorized CG (FCG, Yadav et al. 2021, §4 and App. B, Algorithm 2).
 
 use super::cg_result::{FactorizedCgResult, Recorder};
 use super::efcg::{update_direction, FactorizedCgStep};

@@ -1,4 +1,4 @@
-//! Factorized Lanczos (FLA, paper Algorithm 6 as corrected in GSGP spec §3.7).
+//! Factorized Lanczos (FLA, Yadav et al. 2021, App. B.3, Algorithm 6, corrected).
 
 use super::lanczos_basis::{FactorizedLanczos, LanczosSetup};
 use super::lanczos_state::{LanczosState, LanczosStep};
@@ -18,7 +18,7 @@ use crate::lanczos::{LanczosOptions, LanczosStatus};
 /// [`wt_basis`](FactorizedLanczos::wt_basis) costs `k` more. [`efla`](super::efla()) needs
 /// one `K_G` and one `S` product per step.
 ///
-/// Corrections to the paper's Algorithm 6 (spec §3.7): the new vector is
+/// Corrections to the paper's Algorithm 6: the new vector is
 /// `K̃ q_j − β_{j−1} q_{j−1}` (here: `K̃ q_j` orthogonalized against every previous vector,
 /// which removes both terms), not the paper's swapped roles; the start is normalized.
 ///

@@ -21,7 +21,7 @@
 //! | [`efla`](efla()) | Alg. 7 (corrected) | 1 `K_G` + 1 `S` |
 //!
 //! Plain Lanczos with full re-orthogonalization on `K̃` (Alg. 5) is [`lanczos`](crate::lanczos())
-//! applied to an operator for `K̃`; it already includes the spec's corrections (normalized
+//! applied to an operator for `K̃`; it already includes the corrections the factorized versions need (normalized
 //! start, `w − α q`, distinct off-diagonal entries).
 //!
 //! The CG solvers return a [`FactorizedCgResult`] (the solution `W x̂ + c z₀`, `Wᵀx`, the
@@ -32,9 +32,7 @@
 //! end, so a caller can observe each step or stop early. Stopping rules, statuses and iteration counts follow [`cg`](crate::cg()) and
 //! [`lanczos`](crate::lanczos()), so a factorized run can be compared with the plain one
 //! step by step. Numbers agree with the plain methods to rounding only: CG iterates are
-//! sensitive to any change of rounding (GSGP spec §7 item 9).
-//!
-//! Implementation notes live in `specs/gsgp.md` §3 of the workspace.
+//! sensitive to any change of rounding.
 
 /// The accessors the factorized CG step interfaces share (all read the solver's `rec`, a
 /// `cg_result::Recorder`, and `x`), and its `Debug` impl: written once so that the three

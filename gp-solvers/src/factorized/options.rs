@@ -10,11 +10,11 @@ use crate::krylov::StoppingRule;
 /// `min_iterations` steps, with `ref` the [`reference_norm`](Self::reference_norm) (by
 /// default the norm of the initial residual, as for [`cg`](crate::cg()) from `x₀ = 0`), or
 /// when `‖r_j‖² ` is exactly zero. This is the reference code's relative rule
-/// `‖r‖ < tol·‖b‖` (GSGP spec §6.4, §7 item 7), not the paper's absolute `rᵀr ≤ ε`.
+/// `‖r‖ < tol·‖b‖` (in the authors' code, github.com/ymohit/fkigp), not the paper's absolute `rᵀr ≤ ε`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FactorizedCgOptions {
     /// Relative residual tolerance. Default `1e-5` (the reference code's `DEFAULT_TOL`; its
-    /// experiments use `1e-2` for the mean and `1e-2`/`1e-1` for log-determinants, spec §6.4).
+    /// experiments use `1e-2` for the mean and `1e-2`/`1e-1` for log-determinants).
     /// `0.0` runs to `max_iterations`.
     pub tolerance: f64,
     /// Maximum number of iterations. Default 1000 (the reference code's `MAX_ITER`).
