@@ -125,3 +125,39 @@ fn standardizer_maps_predictions_back_to_original_units() {
         Err(gp_models::ModelError::EmptyData { .. })
     ));
 }
+
+#[test]
+fn points_and_targets_from_plain_containers() {
+    use gp_models::data::{points_from_row_major, points_from_rows, targets};
+    use gp_models::ModelError;
+    let rows = vec![vec![1.0, 2.0], vec![3.0, 4.0], vec![5.0, 6.0]];
+    let a = points_from_rows(&rows).unwrap();
+    let b = points_from_row_major(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 2).unwrap();
+    assert_eq!(a, b);
+    assert_eq!((a.nrows(), a.ncols(), a[(2, 1)]), (3, 2, 6.0));
+    let arrays = [[1.0, 2.0], [3.0, 4.0]];
+    assert_eq!(points_from_rows(&arrays).unwrap()[(1, 0)], 3.0);
+    assert_eq!(targets(&[1.5, 2.5])[1], 2.5);
+    let ragged = vec![vec![1.0, 2.0], vec![3.0]];
+    assert!(matches!(
+        points_from_rows(&ragged),
+        Err(ModelError::LengthMismatch {
+            expected: 2,
+            found: 1,
+            ..
+        })
+    ));
+    let none: Vec<Vec<f64>> = Vec::new();
+    assert!(matches!(
+        points_from_rows(&none),
+        Err(ModelError::EmptyData { .. })
+    ));
+    assert!(matches!(
+        points_from_row_major(&[1.0, 2.0, 3.0], 2),
+        Err(ModelError::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        points_from_row_major(&[1.0], 0),
+        Err(ModelError::EmptyData { .. })
+    ));
+}

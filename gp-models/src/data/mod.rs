@@ -1,6 +1,7 @@
 //! Data utilities for users of the models: standardisation with the training part's
 //! statistics and its inverse ([`Standardizer`]), scikit-learn's `normalize_y` for any
-//! model ([`NormalizedY`]), and seeded train/test splits and k-fold
+//! model ([`NormalizedY`]), points and targets from plain slices and `Vec`s
+//! ([`points_from_rows`], [`points_from_row_major`], [`targets`]), and seeded train/test splits and k-fold
 //! partitions ([`permutation`], [`train_test_split`], [`random_splits`], [`k_fold`]).
 //!
 //! They live here, not in the benchmark harness, so that a downstream user can prepare
@@ -33,10 +34,12 @@
 //! # Ok::<(), gp_models::ModelError>(())
 //! ```
 
+pub mod convert;
 pub mod normalize_y;
 pub mod split;
 pub mod standardize;
 
+pub use convert::{points_from_row_major, points_from_rows, targets};
 pub use normalize_y::NormalizedY;
 pub use split::{k_fold, permutation, random_splits, train_test_split, Split};
 pub use standardize::Standardizer;
