@@ -53,11 +53,11 @@ pub fn points_from_row_major(values: &[f64], d: usize) -> Result<Mat<f64>> {
     if d == 0 || values.is_empty() {
         return Err(ModelError::EmptyData {
             context: "points_from_row_major",
-            n: if d == 0 { 0 } else { values.len() / d },
+            n: values.len().checked_div(d).unwrap_or(0),
             d,
         });
     }
-    if values.len() % d != 0 {
+    if !values.len().is_multiple_of(d) {
         return Err(ModelError::LengthMismatch {
             context: "points_from_row_major: values vs a multiple of d",
             expected: values.len().div_ceil(d) * d,
