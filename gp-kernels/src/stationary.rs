@@ -6,11 +6,28 @@ use serde::{Deserialize, Serialize};
 use crate::error::{KernelError, Result};
 
 /// Length scales (one per input dimension) and output variance of a stationary ARD kernel,
-/// stored in natural space and exposed in log space.
+/// stored in natural space and exposed in log space. Deserialization runs the checks of
+/// [`new`](Self::new), so a saved kernel with an invalid value is an error, not a kernel.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "ArdParamsRecord")]
 pub struct ArdParams {
     lengthscales: Vec<f64>,
     variance: f64,
+}
+
+/// [`ArdParams`] as read, before its checks.
+#[derive(Deserialize)]
+struct ArdParamsRecord {
+    lengthscales: Vec<f64>,
+    variance: f64,
+}
+
+impl TryFrom<ArdParamsRecord> for ArdParams {
+    type Error = KernelError;
+
+    fn try_from(record: ArdParamsRecord) -> Result<Self> {
+        Self::new(record.lengthscales, record.variance)
+    }
 }
 
 fn check_positive(name: String, value: f64) -> Result<()> {

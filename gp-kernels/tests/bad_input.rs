@@ -179,3 +179,25 @@ fn structural_errors() {
     ));
     assert!(err.to_string().contains("2-dimensional"));
 }
+
+#[test]
+fn deserialized_kernels_are_checked_like_constructed_ones() {
+    use gp_kernels::{Matern, SquaredExponential};
+    let se = SquaredExponential::new(vec![0.5, 2.0], 1.5).unwrap();
+    let text = serde_json::to_string(&se).unwrap();
+    let back: SquaredExponential = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, se);
+    for (from, to) in [("0.5", "-0.5"), ("1.5", "0.0"), ("2.0", "1e-320")] {
+        let bad = text.replacen(from, to, 1);
+        assert_ne!(bad, text, "the edit must hit the file");
+        let err = serde_json::from_str::<SquaredExponential>(&bad).unwrap_err();
+        assert!(err.to_string().contains("must"), "{err}");
+    }
+    let empty = text.replacen("[0.5,2.0]", "[]", 1);
+    assert!(serde_json::from_str::<SquaredExponential>(&empty).is_err());
+    let m = Matern::new(gp_kernels::MaternNu::ThreeHalves, vec![1.0], 1.0).unwrap();
+    let text = serde_json::to_string(&m)
+        .unwrap()
+        .replacen("1.0", "-1.0", 1);
+    assert!(serde_json::from_str::<Matern>(&text).is_err(), "{text}");
+}
