@@ -117,10 +117,13 @@ fn damaged_files_give_typed_errors() {
     // A number too large for f64 does not parse.
     let huge = text.replacen("\"noise_variance\":", "\"noise_variance\":1e999,\"_\":", 1);
     assert!(matches!(load(&huge), Err(ModelError::Serialization { .. })));
-    // A kernel with a negative length scale (serde bypasses its constructor).
+    // A kernel with a negative length scale: refused while reading (gp-kernels runs its
+    // constructor's checks on deserialization), with the kernel's own message.
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     v["kernel"]["params"]["lengthscales"][0] = serde_json::json!(-0.5);
-    assert!(matches!(load(&v.to_string()), Err(ModelError::Kernel(_))));
+    let err = load(&v.to_string()).unwrap_err();
+    assert!(matches!(err, ModelError::Serialization { .. }), "{err:?}");
+    assert!(err.to_string().contains("strictly positive"), "{err}");
     // A kernel of the wrong input dimension.
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     v["kernel"]["params"]["lengthscales"] = serde_json::json!([1.0]);
