@@ -74,6 +74,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
         krylov: KrylovSettings {
             prediction_tolerance: 1e-2,
+            variance_tolerance: 1e-2,
             ..KrylovSettings::default()
         },
         ..GsgpOptions::default()

@@ -98,7 +98,8 @@ pub use crate::core::{
     Likelihood, LmlEstimate, LmlRequest, Optimizer, PhaseTimes, PredictOutput, PredictRequest,
     Prediction, ProbeSource, SolveReport, TrainOptions, TrainProgress, TrainReport, TrainResult,
     TrainRun, TrainingObjective, UnconvergedSolve, VarianceMethod, VarianceSource,
-    DEFAULT_PREDICTION_TOLERANCE, LOVE_AUTO_MIN_TRAIN, LOVE_DEFAULT_RANK,
+    DEFAULT_PREDICTION_TOLERANCE, DEFAULT_VARIANCE_TOLERANCE, LOVE_AUTO_MIN_TRAIN,
+    LOVE_DEFAULT_RANK,
 };
 pub use error::{ModelError, Result};
 pub use exact::{ExactGp, FitOptions};

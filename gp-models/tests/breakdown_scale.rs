@@ -76,6 +76,7 @@ fn assert_gsgp_like_ski(x: &Mat<f64>, y: &Col<f64>, x_test: &Mat<f64>, what: &st
     let ski_opts = SkiOptions {
         krylov: KrylovSettings {
             prediction_tolerance: 1e-8,
+            variance_tolerance: 1e-8,
             ..KrylovSettings::default()
         },
         ..SkiOptions::default()

@@ -364,6 +364,7 @@ fn per_iteration_work_does_not_depend_on_n() {
         // The model's mean weights to the solver's 1e-8 below (the default is looser).
         krylov: KrylovSettings {
             prediction_tolerance: 1e-8,
+            variance_tolerance: 1e-8,
             ..KrylovSettings::default()
         },
         ..GsgpOptions::default()

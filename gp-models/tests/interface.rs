@@ -38,6 +38,7 @@ fn ski_options() -> SkiOptions {
         },
         krylov: KrylovSettings {
             prediction_tolerance: 1e-10,
+            variance_tolerance: 1e-10,
             ..KrylovSettings::default()
         },
         ..SkiOptions::default()
@@ -67,6 +68,7 @@ fn one_generic_function_serves_every_model() {
         &IterativeOptions {
             krylov: KrylovSettings {
                 prediction_tolerance: 1e-10,
+                variance_tolerance: 1e-10,
                 ..KrylovSettings::default()
             },
             ..IterativeOptions::default()

@@ -28,6 +28,7 @@ fn tight(probes: usize, rank: usize) -> IterativeOptions {
         krylov: KrylovSettings {
             tolerance: 1e-11,
             prediction_tolerance: 1e-12,
+            variance_tolerance: 1e-12,
             ..KrylovSettings::default()
         },
         estimator: EstimatorSettings {

@@ -106,6 +106,7 @@ fn invalid_options() {
         IterativeOptions {
             krylov: KrylovSettings {
                 prediction_tolerance: f64::INFINITY,
+                variance_tolerance: f64::INFINITY,
                 ..KrylovSettings::default()
             },
             ..Default::default()

@@ -157,6 +157,7 @@ fn iterative_model() -> IterativeGp<SquaredExponential> {
             max_iterations: 400,
             min_iterations: 11,
             prediction_tolerance: 1e-7,
+            variance_tolerance: 3e-9,
         },
         estimator: EstimatorSettings {
             probes: 7,
@@ -605,6 +606,7 @@ fn composed_options_keep_the_version_1_file_layout() {
         "max_cg_iterations",
         "min_cg_iterations",
         "prediction_tolerance",
+        "variance_tolerance",
         "probes",
         "slq_scaling",
         "seed",
@@ -646,7 +648,7 @@ fn composed_options_keep_the_version_1_file_layout() {
     value["options"] = serde_json::json!({
         "grid_sizes": [40], "padding": null, "bounds": null, "scheme": "cubic",
         "out_of_grid": "error", "probes": 7, "cg_tolerance": 0.01, "max_cg_iterations": 900,
-        "min_cg_iterations": 20, "prediction_tolerance": 1e-8, "slq_scaling": "probe_norm",
+        "min_cg_iterations": 20, "prediction_tolerance": 1e-7, "slq_scaling": "probe_norm",
         "seed": 3, "memory_limit": null
     });
     let loaded = load_ski(&value.to_string()).unwrap();
@@ -655,5 +657,7 @@ fn composed_options_keep_the_version_1_file_layout() {
     assert_eq!(o.estimator.probes, 7);
     assert_eq!(o.estimator.seed, 3);
     assert_eq!(o.krylov.max_iterations, 900);
-    assert_eq!(o.krylov.prediction_tolerance, 1e-8);
+    assert_eq!(o.krylov.prediction_tolerance, 1e-7);
+    // A version-1 file has no variance tolerance: its variances solve as they did then.
+    assert_eq!(o.krylov.variance_tolerance, 1e-7);
 }

@@ -11,6 +11,7 @@ fn capped() -> KrylovSettings {
     KrylovSettings {
         max_iterations: 2,
         prediction_tolerance: 1e-12,
+        variance_tolerance: 1e-12,
         ..KrylovSettings::default()
     }
 }

@@ -32,6 +32,7 @@ fn row(n: usize, d: usize, grid: usize, reps: usize) -> Result<[String; 9], Benc
         },
         krylov: KrylovSettings {
             prediction_tolerance: 1e-2,
+            variance_tolerance: 1e-2,
             ..KrylovSettings::default()
         },
         estimator: EstimatorSettings {

@@ -152,6 +152,10 @@ pub(crate) struct KrylovRecord {
     max_cg_iterations: usize,
     min_cg_iterations: usize,
     prediction_tolerance: f64,
+    /// Absent in files written before it existed: those models solved variances to the
+    /// prediction tolerance, and load that way.
+    #[serde(default)]
+    variance_tolerance: Option<f64>,
 }
 
 impl From<KrylovSettings> for KrylovRecord {
@@ -161,6 +165,7 @@ impl From<KrylovSettings> for KrylovRecord {
             max_cg_iterations: k.max_iterations,
             min_cg_iterations: k.min_iterations,
             prediction_tolerance: k.prediction_tolerance,
+            variance_tolerance: Some(k.variance_tolerance),
         }
     }
 }
@@ -172,6 +177,7 @@ impl From<KrylovRecord> for KrylovSettings {
             max_iterations: k.max_cg_iterations,
             min_iterations: k.min_cg_iterations,
             prediction_tolerance: k.prediction_tolerance,
+            variance_tolerance: k.variance_tolerance.unwrap_or(k.prediction_tolerance),
         }
     }
 }

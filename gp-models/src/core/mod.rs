@@ -24,7 +24,9 @@ pub use predict::{
     LatentPrediction, PredictOutput, PredictRequest, Prediction, UnconvergedSolve, VarianceMethod,
     VarianceSource, LOVE_AUTO_MIN_TRAIN, LOVE_DEFAULT_RANK,
 };
-pub use settings::{EstimatorSettings, KrylovSettings, DEFAULT_PREDICTION_TOLERANCE};
+pub use settings::{
+    EstimatorSettings, KrylovSettings, DEFAULT_PREDICTION_TOLERANCE, DEFAULT_VARIANCE_TOLERANCE,
+};
 pub use train::{
     train, train_observed, Optimizer, TrainOptions, TrainProgress, TrainReport, TrainResult,
     TrainRun,

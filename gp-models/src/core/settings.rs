@@ -35,6 +35,16 @@ use crate::error::{ModelError, Result};
 /// digit by digit with a dense reference.
 pub const DEFAULT_PREDICTION_TOLERANCE: f64 = 1e-4;
 
+/// Default of [`KrylovSettings::variance_tolerance`]: a relative residual of `1e-8` for the
+/// solves behind variances and covariances by solves.
+///
+/// A latent variance is the difference `k** − k*ᵀK̂⁻¹k*` of two nearly equal numbers when the
+/// data determine `f(x*)` well, so the solve's relative error reaches the variance amplified by
+/// `k**/var`: at `n = 10⁶` (the `ski_predict_variance` example) the variances are ~`1e-5` of
+/// the prior and solves to `1e-4` return zeros, while `1e-8` agrees with the LOVE cache to
+/// `5e-9`. The mean does not cancel this way, hence its looser default.
+pub const DEFAULT_VARIANCE_TOLERANCE: f64 = 1e-8;
+
 /// Tolerances and iteration bounds of the Krylov solves of an iterative model: the training
 /// solves behind the log marginal likelihood and its gradient (`K̂⁻¹[y | z₁..z_t]`) and the
 /// prediction solves (the mean weights `K̂⁻¹y`, exact variances and covariances).
@@ -53,9 +63,13 @@ pub struct KrylovSettings {
     /// the quadrature of the log determinant is not too shallow: early iterates bias it
     /// upwards more than the residual tolerance suggests.
     pub min_iterations: usize,
-    /// Relative residual tolerance of the prediction solves (default
+    /// Relative residual tolerance of the mean solve `K̂⁻¹y` of predictions (default
     /// [`DEFAULT_PREDICTION_TOLERANCE`] = `1e-4`).
     pub prediction_tolerance: f64,
+    /// Relative residual tolerance of the solves behind variances and covariances computed by
+    /// solves ([`VarianceMethod::Exact`](crate::VarianceMethod::Exact); default
+    /// [`DEFAULT_VARIANCE_TOLERANCE`] = `1e-8`: variances cancel, see there).
+    pub variance_tolerance: f64,
 }
 
 impl Default for KrylovSettings {
@@ -65,6 +79,7 @@ impl Default for KrylovSettings {
             max_iterations: 1000,
             min_iterations: 20,
             prediction_tolerance: DEFAULT_PREDICTION_TOLERANCE,
+            variance_tolerance: DEFAULT_VARIANCE_TOLERANCE,
         }
     }
 }
@@ -78,6 +93,10 @@ impl KrylovSettings {
             (
                 owner.name(OptionField::PredictionTolerance),
                 self.prediction_tolerance,
+            ),
+            (
+                owner.name(OptionField::VarianceTolerance),
+                self.variance_tolerance,
             ),
         ] {
             if !(tol.is_finite() && tol >= 0.0) {
@@ -154,6 +173,7 @@ pub(crate) enum OptionField {
     Tolerance,
     MaxIterations,
     PredictionTolerance,
+    VarianceTolerance,
     Probes,
     GridSizes,
     Bounds,
@@ -180,6 +200,7 @@ impl OptionOwner {
             OptionField::PredictionTolerance => {
                 option_names!(self, "krylov.prediction_tolerance")
             }
+            OptionField::VarianceTolerance => option_names!(self, "krylov.variance_tolerance"),
             OptionField::Probes => option_names!(self, "estimator.probes"),
             OptionField::GridSizes => option_names!(self, "grid.sizes"),
             OptionField::Bounds => option_names!(self, "grid.bounds"),

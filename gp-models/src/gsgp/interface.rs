@@ -132,8 +132,12 @@ impl<K: Kernel + Clone + Send + Sync> std::fmt::Display for Gsgp<K> {
                 self.n_train()
             ),
             format!(
-                "{:?}, {} probes, tolerance {:e} (likelihood) / {:e} (prediction)",
-                o.solver, o.estimator.probes, o.krylov.tolerance, o.krylov.prediction_tolerance
+                "{:?}, {} probes, tolerance {:e} (likelihood) / {:e} (mean) / {:e} (variances)",
+                o.solver,
+                o.estimator.probes,
+                o.krylov.tolerance,
+                o.krylov.prediction_tolerance,
+                o.krylov.variance_tolerance
             ),
         ];
         write_summary(f, self, &details)

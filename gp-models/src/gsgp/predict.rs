@@ -102,7 +102,7 @@ impl<K: Kernel> Gsgp<K> {
         let wst = transposed_block(ws, start, len);
         let r_hat = self.grid_kernel.operator().apply_block(wst.as_ref())?;
         drop(wst);
-        let opts = self.factorized_options(self.options.krylov.prediction_tolerance, 0);
+        let opts = self.factorized_options(self.options.krylov.variance_tolerance, 0);
         let solved = (0..len)
             .into_par_iter()
             .map(|j| {

@@ -117,8 +117,8 @@ impl<K: Kernel + Clone + Send + Sync> std::fmt::Display for IterativeGp<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let o = &self.options;
         let details = vec![format!(
-            "CG (pivoted-Cholesky rank {}), {} probes, tolerance {:e} (likelihood) / {:e} (prediction), prior mean {}",
-            o.preconditioner_rank, o.estimator.probes, o.krylov.tolerance, o.krylov.prediction_tolerance, self.prior_mean()
+            "CG (pivoted-Cholesky rank {}), {} probes, tolerance {:e} (likelihood) / {:e} (mean) / {:e} (variances), prior mean {}",
+            o.preconditioner_rank, o.estimator.probes, o.krylov.tolerance, o.krylov.prediction_tolerance, o.krylov.variance_tolerance, self.prior_mean()
         )];
         write_summary(f, self, &details)
     }

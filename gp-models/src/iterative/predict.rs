@@ -31,10 +31,10 @@ use crate::validate::check_test_points;
 pub use crate::core::predict::VARIANCE_BLOCK;
 
 impl<K: Kernel> IterativeGp<K> {
-    /// The CG options of the prediction solves.
-    fn prediction_cg_options(&self) -> CgOptions {
+    /// The CG options of prediction solves to `tolerance`.
+    fn prediction_cg_options(&self, tolerance: f64) -> CgOptions {
         CgOptions {
-            tolerance: self.options.krylov.prediction_tolerance,
+            tolerance,
             max_iterations: self.options.krylov.max_iterations,
             ..CgOptions::default()
         }
@@ -54,7 +54,7 @@ impl<K: Kernel> IterativeGp<K> {
                 &op,
                 self.yc.as_mat(),
                 precond.as_ref().map(|p| p as &dyn Preconditioner),
-                &self.prediction_cg_options(),
+                &self.prediction_cg_options(self.options.krylov.prediction_tolerance),
             )?;
             check_breakdown(&res, "the solve for α = K̂⁻¹(y − m)")?;
             let report = solve_report(&res);
@@ -115,7 +115,7 @@ impl<K: Kernel> IterativeGp<K> {
         let precond = cache.precond.as_ref().map(|p| p as &dyn Preconditioner);
         let op = KernelOperator::new(&self.kernel, self.x.as_ref(), self.noise_variance)?;
         let prior = self.kernel.diag(x_test)?;
-        let options = self.prediction_cg_options();
+        let options = self.prediction_cg_options(self.options.krylov.variance_tolerance);
         for b0 in (0..m).step_by(VARIANCE_BLOCK) {
             let len = VARIANCE_BLOCK.min(m - b0);
             let block = x_test.subrows(b0, len);

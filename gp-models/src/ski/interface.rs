@@ -120,8 +120,11 @@ impl<K: Kernel + Clone + Send + Sync> std::fmt::Display for Ski<K> {
                 o.grid.scheme.name()
             ),
             format!(
-                "CG, {} probes, tolerance {:e} (likelihood) / {:e} (prediction)",
-                o.estimator.probes, o.krylov.tolerance, o.krylov.prediction_tolerance
+                "CG, {} probes, tolerance {:e} (likelihood) / {:e} (mean) / {:e} (variances)",
+                o.estimator.probes,
+                o.krylov.tolerance,
+                o.krylov.prediction_tolerance,
+                o.krylov.variance_tolerance
             ),
         ];
         write_summary(f, self, &details)

@@ -24,10 +24,10 @@ use crate::grid::stencil::{prior_covariance, prior_variance, transposed_block};
 use crate::ski::model::{MeanCache, Ski};
 
 impl<K: Kernel> Ski<K> {
-    /// The CG options of the prediction solves.
-    pub(crate) fn prediction_cg_options(&self) -> CgOptions {
+    /// The CG options of prediction solves to `tolerance`.
+    pub(crate) fn prediction_cg_options(&self, tolerance: f64) -> CgOptions {
         CgOptions {
-            tolerance: self.options.krylov.prediction_tolerance,
+            tolerance,
             max_iterations: self.options.krylov.max_iterations,
             ..CgOptions::default()
         }
@@ -37,7 +37,8 @@ impl<K: Kernel> Ski<K> {
     fn mean_cache(&self) -> Result<&MeanCache> {
         let cached = self.cache.get_or_init(|| {
             let op = self.operator();
-            let res = cg(&op, self.y.as_mat(), None, &self.prediction_cg_options())?;
+            let options = self.prediction_cg_options(self.options.krylov.prediction_tolerance);
+            let res = cg(&op, self.y.as_mat(), None, &options)?;
             check_breakdown(&res, "the SKI solve for α = K̂⁻¹y")?;
             let report = solve_report(&res);
             let alpha = res.solution.col(0).to_owned();
@@ -105,7 +106,7 @@ impl<K: Kernel> Ski<K> {
             &self.operator(),
             rhs.as_ref(),
             None,
-            &self.prediction_cg_options(),
+            &self.prediction_cg_options(self.options.krylov.variance_tolerance),
         )?;
         check_breakdown(&res, "the SKI variance solves K̂⁻¹ W K_G W*ᵀ")?;
         Ok((rhs, res.solution))

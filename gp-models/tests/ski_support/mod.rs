@@ -136,6 +136,7 @@ pub fn tight(grid_sizes: Vec<usize>) -> SkiOptions {
         krylov: KrylovSettings {
             tolerance: 1e-11,
             prediction_tolerance: 1e-11,
+            variance_tolerance: 1e-11,
             max_iterations: 5000,
             ..KrylovSettings::default()
         },

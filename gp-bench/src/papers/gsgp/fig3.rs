@@ -185,6 +185,7 @@ fn options(m: usize) -> SkiOptions {
         },
         krylov: KrylovSettings {
             prediction_tolerance: 1e-5,
+            variance_tolerance: 1e-5,
             max_iterations: 1000,
             ..KrylovSettings::default()
         },

@@ -349,6 +349,7 @@ fn options(m: usize, prediction_tolerance: f64, plan: &Plan, seed: u64) -> SkiOp
         },
         krylov: KrylovSettings {
             prediction_tolerance,
+            variance_tolerance: prediction_tolerance,
             tolerance: plan.log_det_tolerance,
             max_iterations: 5000,
             min_iterations: 20,

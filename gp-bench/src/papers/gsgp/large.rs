@@ -193,6 +193,7 @@ pub fn streamed_run(
             },
             krylov: KrylovSettings {
                 prediction_tolerance: 1e-2,
+                variance_tolerance: 1e-2,
                 max_iterations: 1000,
                 ..KrylovSettings::default()
             },

@@ -470,6 +470,7 @@ impl Table1 {
                 },
                 krylov: KrylovSettings {
                     prediction_tolerance: row.tolerance,
+                    variance_tolerance: row.tolerance,
                     max_iterations: 1000,
                     ..KrylovSettings::default()
                 },
