@@ -11,6 +11,10 @@
 //! ([`NormalizedY`]), trains it, prints the test RMSE, saves the inner model as JSON, loads
 //! it and checks that the loaded model predicts the same bits.
 
+#[path = "support/cli.rs"]
+mod cli;
+use cli::flag;
+
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::PathBuf;
@@ -19,13 +23,6 @@ use gp_kernels::SquaredExponential;
 use gp_models::data::Standardizer;
 use gp_models::faer::{Col, Mat};
 use gp_models::prelude::*;
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
 
 /// Rows of a numeric CSV with a header row.
 fn read_csv(path: &PathBuf) -> Result<Vec<Vec<f64>>, Box<dyn std::error::Error>> {
@@ -62,7 +59,7 @@ fn write_synthetic(path: &PathBuf) -> std::io::Result<()> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let path = match arg("--csv") {
+    let path = match flag("--csv") {
         Some(p) => PathBuf::from(p),
         None => {
             let p = std::env::temp_dir().join("gpscale_csv_regression.csv");
@@ -118,7 +115,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     // Save the fitted (inner) model, load it, and predict again.
-    let out = arg("--out").map_or_else(
+    let out = flag("--out").map_or_else(
         || std::env::temp_dir().join("gpscale_csv_regression_model.json"),
         PathBuf::from,
     );

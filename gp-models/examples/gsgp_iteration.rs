@@ -13,6 +13,10 @@
 //! global rayon pool; then the timed first mean solve (tolerance 1e-2, the radar rows'
 //! setting) per iteration, as `gp-bench bench gsgp-table1` measures it.
 
+#[path = "support/cli.rs"]
+mod cli;
+use cli::arg;
+
 use std::time::Instant;
 
 use faer::{Col, Mat};
@@ -23,15 +27,6 @@ use gp_models::{Gsgp, GsgpOptions};
 use gp_solvers::factorized::WeightSpaceSystem;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-fn arg<T: std::str::FromStr>(name: &str, default: T) -> T {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// Median wall time of `reps` calls after one warm-up; the first failing call's error.
 fn median<F: FnMut() -> gp_solvers::Result<()>>(reps: usize, mut f: F) -> gp_solvers::Result<f64> {

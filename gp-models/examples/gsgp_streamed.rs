@@ -11,6 +11,10 @@
 //! temporary directory first. The grid has `m × m` points over the data's range padded by two
 //! cells per side.
 
+#[path = "support/cli.rs"]
+mod cli;
+use cli::{arg, flag};
+
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Lines, Write};
 use std::path::{Path, PathBuf};
@@ -24,13 +28,6 @@ use gp_models::prelude::*;
 use gp_structured::SufficientStats;
 
 const CHUNK: usize = 100_000;
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
 
 fn write_synthetic(path: &Path, n: usize) -> std::io::Result<()> {
     let mut w = BufWriter::new(File::create(path)?);
@@ -100,11 +97,11 @@ impl Iterator for Chunks {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let m: usize = arg("--m").and_then(|v| v.parse().ok()).unwrap_or(200);
-    let path = match arg("--csv") {
+    let m: usize = arg("--m", 200);
+    let path = match flag("--csv") {
         Some(p) => PathBuf::from(p),
         None => {
-            let n: usize = arg("--n").and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+            let n: usize = arg("--n", 1_000_000);
             let p = std::env::temp_dir().join("gpscale_gsgp_streamed.csv");
             let t = Instant::now();
             write_synthetic(&p, n)?;

@@ -15,6 +15,10 @@
 //! the times it prints are not speed results; the table says so. `--check 1` also prints the
 //! Cholesky reference (`ExactGp`, two dense `n × n` matrices).
 
+#[path = "support/cli.rs"]
+mod cli;
+use cli::arg;
+
 use std::time::Instant;
 
 use faer::{Col, Mat};
@@ -25,15 +29,6 @@ use gp_models::{IterativeGp, IterativeOptions};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
-
-fn arg(name: &str, default: usize) -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = arg("--n", 10_000);

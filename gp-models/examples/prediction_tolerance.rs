@@ -12,6 +12,10 @@
 //! variance 0.01, a grid of `m` points, cubic interpolation (the `ski_predict_variance`
 //! problem); the mean at 1000 test points.
 
+#[path = "support/cli.rs"]
+mod cli;
+use cli::arg;
+
 use std::time::Instant;
 
 use faer::{Col, Mat};
@@ -20,15 +24,6 @@ use gp_models::grid::GridSettings;
 use gp_models::{GpModel, KrylovSettings, PredictRequest, Ski, SkiOptions};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-fn arg(name: &str, default: usize) -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = arg("--n", 1_000_000);

@@ -13,6 +13,10 @@
 //! `LOVE_DEFAULT_RANK`), and of exact CG solves for `--check` of the test points, with the
 //! largest absolute and relative difference of the latent variances on that subset.
 
+#[path = "support/cli.rs"]
+mod cli;
+use cli::arg;
+
 use std::time::Instant;
 
 use faer::{Col, Mat};
@@ -21,15 +25,6 @@ use gp_models::grid::GridSettings;
 use gp_models::{GpModel, PredictRequest, Ski, SkiOptions, VarianceMethod};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-fn arg<T: std::str::FromStr>(name: &str, default: T) -> T {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n: usize = arg("--n", 1_000_000);

@@ -37,12 +37,7 @@ pub enum GsgpSolver {
 ///     ..SkiOptions::default()
 /// };
 /// // The same grid, solves and probes as the SKI options, the default factorized solver.
-/// let opts = GsgpOptions {
-///     grid: ski.grid.clone(),
-///     krylov: ski.krylov,
-///     estimator: ski.estimator,
-///     ..GsgpOptions::default()
-/// };
+/// let opts = GsgpOptions::from_parts(ski.grid.clone(), ski.krylov, ski.estimator);
 /// assert_eq!(opts.grid.sizes, vec![50, 40]);
 /// assert_eq!(opts.solver, GsgpSolver::Efcg);
 /// assert!(opts.validate().is_ok());
@@ -90,6 +85,22 @@ impl Default for GsgpOptions {
 }
 
 impl GsgpOptions {
+    /// Options from the shared parts (for example those of a [`SkiOptions`](crate::SkiOptions),
+    /// so that both models run on one grid with the same solves and probes), with the default
+    /// solver and log-determinant settings.
+    pub fn from_parts(
+        grid: GridSettings,
+        krylov: KrylovSettings,
+        estimator: EstimatorSettings,
+    ) -> Self {
+        Self {
+            grid,
+            krylov,
+            estimator,
+            ..Self::default()
+        }
+    }
+
     /// The interpolation options (scheme and out-of-grid policy).
     pub fn interpolation(&self) -> InterpolationOptions {
         self.grid.interpolation()

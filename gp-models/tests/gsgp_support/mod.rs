@@ -13,12 +13,7 @@ pub use ski_support::{data, test_points, tight, DenseSki};
 
 /// The GSGP options of the same grid, solves and probes as the SKI `options`.
 pub fn gsgp_options(options: &SkiOptions) -> GsgpOptions {
-    GsgpOptions {
-        grid: options.grid.clone(),
-        krylov: options.krylov,
-        estimator: options.estimator,
-        ..GsgpOptions::default()
-    }
+    GsgpOptions::from_parts(options.grid.clone(), options.krylov, options.estimator)
 }
 
 /// A SKI and a GSGP model of the same data with the same (tight) options.

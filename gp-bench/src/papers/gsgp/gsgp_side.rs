@@ -26,12 +26,7 @@ pub fn gsgp_memory(stats: &SufficientStats) -> Memory {
 /// The GSGP options of the same grid, solves and probes as the SKI `options` (the default
 /// factorized solver), so both sides of a comparison run on one grid.
 pub fn gsgp_options(options: &SkiOptions) -> GsgpOptions {
-    GsgpOptions {
-        grid: options.grid.clone(),
-        krylov: options.krylov,
-        estimator: options.estimator,
-        ..GsgpOptions::default()
-    }
+    GsgpOptions::from_parts(options.grid.clone(), options.krylov, options.estimator)
 }
 
 /// Fits GSGP (the sufficient statistics in one pass over the data, same grid as SKI with
