@@ -31,7 +31,8 @@ use crate::error::{ModelError, Result};
 /// targets of unit amplitude with noise standard deviation 0.029): 137 CG iterations and a
 /// largest change of the mean of `2.1e-4` at `1e-4`, against 308 iterations (`1.1e-8`) at
 /// `1e-8`, 106 (`2.0e-3`) at `1e-3` and 82 (`7.5e-3`, a quarter of the noise) at `1e-2`.
-/// GPyTorch evaluates with `1e-2`; ask for a tighter value when predictions are compared
+/// GPyTorch evaluates with `1e-2` (`gpytorch.settings.eval_cg_tolerance`, default 0.01, on the
+/// settings page of docs.gpytorch.ai, v1.13); ask for a tighter value when predictions are compared
 /// digit by digit with a dense reference.
 pub const DEFAULT_PREDICTION_TOLERANCE: f64 = 1e-4;
 
