@@ -94,12 +94,12 @@ mod validate;
 pub use faer;
 
 pub use crate::core::{
-    train, train_observed, EstimatorSettings, Gaussian, GpModel, KrylovSettings, LatentPrediction,
-    Likelihood, LmlEstimate, LmlRequest, Optimizer, PhaseTimes, PredictOutput, PredictRequest,
-    Prediction, ProbeSource, SolveReport, TrainOptions, TrainProgress, TrainReport, TrainResult,
-    TrainRun, TrainingObjective, UnconvergedSolve, VarianceMethod, VarianceSource,
-    DEFAULT_PREDICTION_TOLERANCE, DEFAULT_VARIANCE_TOLERANCE, LOVE_AUTO_MIN_TRAIN,
-    LOVE_DEFAULT_RANK,
+    train, train_observed, DataScales, EstimatorSettings, Gaussian, GpModel, KrylovSettings,
+    LatentPrediction, Likelihood, LmlEstimate, LmlRequest, Optimizer, PhaseTimes, PredictOutput,
+    PredictRequest, Prediction, ProbeSource, SolveReport, StartUsed, TrainOptions, TrainProgress,
+    TrainReport, TrainResult, TrainRun, TrainStart, TrainingObjective, UnconvergedSolve,
+    VarianceMethod, VarianceSource, DEFAULT_PREDICTION_TOLERANCE, DEFAULT_VARIANCE_TOLERANCE,
+    LOVE_AUTO_MIN_TRAIN, LOVE_DEFAULT_RANK,
 };
 pub use error::{ModelError, Result};
 pub use exact::{ExactGp, FitOptions};

@@ -7,7 +7,7 @@
 pub use crate::core::{
     train, train_observed, EstimatorSettings, Gaussian, GpModel, KrylovSettings, Likelihood,
     LmlEstimate, LmlRequest, Optimizer, PredictOutput, PredictRequest, Prediction, ProbeSource,
-    TrainOptions, TrainResult, VarianceMethod,
+    TrainOptions, TrainResult, TrainStart, VarianceMethod,
 };
 pub use crate::data::NormalizedY;
 pub use crate::error::{ModelError, Result};

@@ -31,4 +31,5 @@ mod ski_errors;
 mod ski_gradient;
 mod ski_love;
 mod ski_threads;
+mod train_start;
 mod unconverged;

@@ -87,7 +87,7 @@ fn lbfgs_ill_conditioned_quadratic() {
 }
 
 #[test]
-fn lbfgs_default_tolerances_stop_early_but_close() {
+fn lbfgs_default_tolerances_converge_close_to_the_optimum() {
     let res = lbfgs(rosenbrock, &[-1.2, 1.0], &LbfgsOptions::default()).unwrap();
     assert!(res.reason.is_converged());
     assert!(res.x.iter().all(|v| (v - 1.0).abs() < 1e-4));
@@ -287,4 +287,22 @@ fn adam_halves_steps_after_failures_and_errors_at_bad_start() {
         ),
         Err(ModelError::InvalidOption { .. })
     ));
+}
+
+/// A small change of a large objective is not convergence: with a constant of 1e6 the
+/// relative decrease per iteration is below SciPy's `factr · ε` from the first step, yet
+/// the gradient (2e-3 at the start) is far from zero. The default stops on the gradient.
+#[test]
+fn lbfgs_default_stops_on_the_gradient_not_on_a_small_function_change() {
+    let objective = |x: &[f64]| Ok((1e6 + 1e-3 * (x[0] - 1.0).powi(2), vec![2e-3 * (x[0] - 1.0)]));
+    let res = lbfgs(objective, &[0.0], &LbfgsOptions::default()).unwrap();
+    assert_eq!(res.reason, ConvergenceReason::GradientTolerance, "{res:?}");
+    assert!((res.x[0] - 1.0).abs() < 1e-2, "{:?}", res.x);
+    // SciPy's function test, asked for explicitly, stops early (and says so).
+    let scipy = LbfgsOptions {
+        function_tolerance: 1e7 * f64::EPSILON,
+        ..LbfgsOptions::default()
+    };
+    let res = lbfgs(objective, &[0.0], &scipy).unwrap();
+    assert_eq!(res.reason, ConvergenceReason::FunctionTolerance);
 }

@@ -3,7 +3,7 @@
 use faer::{Col, Mat};
 use gp_kernels::{Kernel, SquaredExponential};
 use gp_linalg::Cholesky;
-use gp_models::{train, ExactGp, TrainOptions};
+use gp_models::{train, ExactGp, TrainOptions, TrainStart};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
@@ -117,6 +117,7 @@ fn restarts_are_reproducible_from_the_seed() {
     let opts = TrainOptions {
         restarts: 3,
         seed: 42,
+        start: TrainStart::Model,
         ..TrainOptions::default()
     };
     let a = train(&gp, &opts).unwrap();

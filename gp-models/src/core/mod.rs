@@ -14,6 +14,7 @@ pub mod likelihood;
 pub mod model;
 pub mod predict;
 pub mod settings;
+pub mod start;
 pub mod summary;
 pub mod train;
 
@@ -27,7 +28,8 @@ pub use predict::{
 pub use settings::{
     EstimatorSettings, KrylovSettings, DEFAULT_PREDICTION_TOLERANCE, DEFAULT_VARIANCE_TOLERANCE,
 };
+pub use start::DataScales;
 pub use train::{
-    train, train_observed, Optimizer, TrainOptions, TrainProgress, TrainReport, TrainResult,
-    TrainRun,
+    train, train_observed, Optimizer, StartUsed, TrainOptions, TrainProgress, TrainReport,
+    TrainResult, TrainRun, TrainStart,
 };

@@ -123,6 +123,13 @@ pub trait GpModel: Sized + Send + Sync + std::fmt::Display {
         0
     }
 
+    /// Scales of the training data for a data-based starting point
+    /// ([`TrainStart::Data`](crate::TrainStart::Data)); `None` for models that do not keep
+    /// their training points (the default; `Ski`, `Gsgp`).
+    fn data_scales(&self) -> Option<crate::core::start::DataScales> {
+        None
+    }
+
     /// The training objective: the negative log marginal likelihood and its gradient at
     /// given log hyperparameters with the probes of a seed. The default rebuilds the model
     /// ([`with_log_params`](Self::with_log_params)) and evaluates [`lml`](Self::lml);

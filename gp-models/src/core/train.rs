@@ -10,6 +10,11 @@
 //!   which makes the objective deterministic as its line search needs. With L-BFGS on a
 //!   stochastic model, use many probes and a tight CG tolerance: its gradient is the
 //!   Hutchinson estimate, not the exact derivative of the SLQ value.
+//! * Start ([`TrainStart`]): by default the first run starts from hyperparameters derived
+//!   from the training data ([`DataScales`](crate::DataScales), the median heuristic) for models that keep
+//!   their data (`ExactGp`, `IterativeGp`); [`TrainStart::Model`] starts from the model's own
+//!   hyperparameters instead, and is what models without their data use. The report says
+//!   which start ran ([`TrainReport::start`]).
 //! * Restarts: run `r ≥ 1` starts from `θ₀ + s z`, `z ~ N(0, I)` (seed
 //!   [`TrainOptions::seed`]); the best final objective wins.
 
@@ -96,6 +101,48 @@ pub struct TrainOptions {
     /// Seed of the restart perturbations (ChaCha8; default 0). The probes of stochastic
     /// models come from their own options' seed ([`GpModel::probe_seed`]).
     pub seed: u64,
+    /// Where the first run starts (default [`TrainStart::Data`]); restarts perturb it.
+    pub start: TrainStart,
+}
+
+/// Where training starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TrainStart {
+    /// From hyperparameters derived from the training data ([`DataScales`](crate::DataScales): length scales
+    /// from the median pairwise distance per dimension times `√d`, signal variance
+    /// `var(y)`, noise `var(y)/10`) for the parameters it recognizes, the model's values
+    /// for the others; from the model's hyperparameters when the model does not keep its
+    /// data ([`GpModel::data_scales`] is `None`). The default: the start `ℓ = 1` is
+    /// flat in every length scale when `d` is large (see [`DataScales`](crate::DataScales)).
+    #[default]
+    Data,
+    /// From the model's current hyperparameters.
+    Model,
+}
+
+/// The start that ran (see [`TrainStart`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StartUsed {
+    /// Derived from the training data.
+    Data,
+    /// The model's hyperparameters, as asked.
+    Model,
+    /// The model's hyperparameters, because the model does not keep its training data.
+    ModelWithoutData,
+}
+
+impl std::fmt::Display for StartUsed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Data => "from the data (median heuristic)",
+            Self::Model => "from the model's hyperparameters",
+            Self::ModelWithoutData => {
+                "from the model's hyperparameters (the model does not keep its data)"
+            }
+        })
+    }
 }
 
 impl Default for TrainOptions {
@@ -105,6 +152,7 @@ impl Default for TrainOptions {
             restarts: 0,
             restart_scale: 1.0,
             seed: 0,
+            start: TrainStart::Data,
         }
     }
 }
@@ -130,6 +178,8 @@ pub struct TrainReport {
     pub runs: Vec<TrainRun>,
     /// Index in `runs` of the run with the lowest final negative log marginal likelihood.
     pub best_run: usize,
+    /// Where the first run started.
+    pub start: StartUsed,
 }
 
 impl TrainReport {
@@ -145,17 +195,18 @@ impl std::fmt::Display for TrainReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "{} training, {} run(s), best run {}",
+            "{} training, {} run(s), best run {}, started {}",
             self.optimizer.name(),
             self.runs.len(),
-            self.best_run
+            self.best_run,
+            self.start
         )?;
         for (i, run) in self.runs.iter().enumerate() {
             match &run.outcome {
                 Ok(r) => writeln!(
                     f,
-                    "  run {i}: -log p = {:.6} after {} iterations, {} evaluations ({} failed): {}",
-                    r.f, r.iterations, r.evaluations, r.failed_evaluations, r.reason
+                    "  run {i}: -log p = {:.6} after {} iterations, {} evaluations ({} failed), largest gradient component {:.2e}: {}",
+                    r.f, r.iterations, r.evaluations, r.failed_evaluations, r.grad_norm, r.reason
                 )?,
                 Err(e) => writeln!(f, "  run {i}: could not start: {e}")?,
             }
@@ -252,7 +303,14 @@ where
             reason: e.to_string(),
         })?;
     let optimizer = options.optimizer.resolve(model.has_exact_lml());
-    let p0 = model.log_params();
+    let (p0, start_used) = match (options.start, model.data_scales()) {
+        (TrainStart::Model, _) => (model.log_params(), StartUsed::Model),
+        (TrainStart::Data, Some(scales)) => (
+            scales.log_params(&model.param_names(), &model.log_params()),
+            StartUsed::Data,
+        ),
+        (TrainStart::Data, None) => (model.log_params(), StartUsed::ModelWithoutData),
+    };
     let seed = model.probe_seed();
     let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
     let mut objective = model.training_objective();
@@ -328,6 +386,7 @@ where
             param_names: model.param_names(),
             runs,
             best_run,
+            start: start_used,
         },
     })
 }

@@ -192,6 +192,11 @@ impl<M: GpModel> GpModel for NormalizedY<M> {
     fn has_exact_lml(&self) -> bool {
         self.model.has_exact_lml()
     }
+    /// The inner model's scales: its targets are the normalized ones, whose
+    /// hyperparameters are the ones trained.
+    fn data_scales(&self) -> Option<crate::core::start::DataScales> {
+        self.model.data_scales()
+    }
     fn probe_seed(&self) -> u64 {
         self.model.probe_seed()
     }

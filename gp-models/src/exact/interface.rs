@@ -99,6 +99,10 @@ impl<K: Kernel + Clone + Send + Sync> GpModel for ExactGp<K> {
         true
     }
 
+    fn data_scales(&self) -> Option<crate::core::start::DataScales> {
+        crate::core::start::DataScales::from_data(self.train_x(), self.y.as_ref()).ok()
+    }
+
     /// Reuses the factorization and gradient buffers across evaluations.
     fn training_objective(&self) -> TrainingObjective<'_> {
         let mut objective = self.neg_lml_objective();

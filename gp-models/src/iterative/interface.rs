@@ -107,6 +107,10 @@ impl<K: Kernel + Clone + Send + Sync> GpModel for IterativeGp<K> {
         false
     }
 
+    fn data_scales(&self) -> Option<crate::core::start::DataScales> {
+        crate::core::start::DataScales::from_data(self.x.as_ref(), self.y.as_ref()).ok()
+    }
+
     fn probe_seed(&self) -> u64 {
         self.options.estimator.seed
     }

@@ -29,7 +29,9 @@ impl std::fmt::Display for ConvergenceReason {
             Self::FunctionTolerance => "function tolerance met",
             Self::MaxIterations => "iteration limit reached",
             Self::MaxEvaluations => "evaluation limit reached",
-            Self::LineSearchFailed => "line search failed",
+            Self::LineSearchFailed => {
+                "line search found no decrease (an optimum to rounding if the gradient is small)"
+            }
             Self::Stopped => "stopped by the observer",
         })
     }

@@ -4,7 +4,7 @@
 
 use faer::Col;
 use gp_kernels::SquaredExponential;
-use gp_models::{ExactGp, LbfgsOptions, Optimizer, TrainOptions};
+use gp_models::{ExactGp, LbfgsOptions, Optimizer, TrainOptions, TrainStart};
 use gp_models::{GpModel, PredictRequest};
 
 use crate::data::{Dataset, Split, Standardizer};
@@ -86,6 +86,8 @@ pub fn run_fold(
                 }),
                 restarts: options.restarts,
                 seed: options.seed,
+                // The protocol's own start (module docs of `uci_exact`), not the data start.
+                start: TrainStart::Model,
                 ..TrainOptions::default()
             },
         )?;
