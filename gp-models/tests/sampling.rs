@@ -4,7 +4,7 @@
 //! adaptation and option errors.
 
 use gp_models::sampling::{
-    mala, mala_with, AdaptPolicy, LogNormal, LogSpaceTarget, MalaOptions, MalaRun,
+    mala, mala_with, AdaptPolicy, LogNormal, LogSpaceTarget, MalaOptions, MalaRun, MixtureMoments,
 };
 use gp_models::{ModelError, Result};
 
@@ -615,4 +615,51 @@ fn bad_options_are_typed_errors() {
         mala(short, &[0.0], &base),
         Err(ModelError::LengthMismatch { .. })
     ));
+}
+
+#[test]
+fn mixture_moments_follow_the_law_of_total_variance() -> Result<()> {
+    // Three components at two points, large offset to exercise Welford's update.
+    let means = [[1e8 + 1.0, 0.0], [1e8 + 2.0, 1.0], [1e8 + 6.0, -1.0]];
+    let vars = [[0.5, 1.0], [1.5, 2.0], [1.0, 3.0]];
+    let mut acc = MixtureMoments::new(2);
+    assert_eq!(acc.variance(), vec![0.0, 0.0]);
+    for (m, v) in means.iter().zip(&vars) {
+        acc.push(m, v)?;
+    }
+    assert_eq!(acc.count(), 3);
+    assert!((acc.mean()[0] - (1e8 + 3.0)).abs() < 1e-7);
+    assert!(acc.mean()[1].abs() < 1e-15);
+    let var = acc.variance();
+    // E[v] + population Var[m]: (1 + 14/3) and (2 + 2/3).
+    assert!((var[0] - (1.0 + 14.0 / 3.0)).abs() < 1e-7, "{var:?}");
+    assert!((var[1] - (2.0 + 2.0 / 3.0)).abs() < 1e-12, "{var:?}");
+    assert!(matches!(
+        acc.push(&[1.0], &[1.0, 1.0]),
+        Err(ModelError::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        acc.push(&[1.0, f64::NAN], &[1.0, 1.0]),
+        Err(ModelError::NonFinite { .. })
+    ));
+    assert_eq!(acc.count(), 3);
+
+    // Per-sample predictions from a MALA callback: x ~ N(0, 1) sampled, prediction N(2x, 1).
+    let target = |u: &[f64]| -> Result<(f64, Vec<f64>)> { Ok((-0.5 * u[0] * u[0], vec![-u[0]])) };
+    let options = MalaOptions {
+        iterations: 6000,
+        burn_in: 1000,
+        thin: 5,
+        seed: 9,
+        ..MalaOptions::default()
+    };
+    let mut acc = MixtureMoments::new(1);
+    let run = mala_with(target, &[0.0], &options, |s| {
+        acc.push(&[2.0 * s.u[0]], &[1.0])
+    })?;
+    assert_eq!(acc.count(), run.kept);
+    // Mixture variance 1 + 4 Var[x] ≈ 5 (loose: 1000 correlated samples).
+    let v = acc.variance()[0];
+    assert!(v > 3.5 && v < 6.5, "variance {v}");
+    Ok(())
 }

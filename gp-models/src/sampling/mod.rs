@@ -5,7 +5,8 @@
 //! This is what a fully Bayesian ("type-I") treatment such as GP-GRIEF-I (Evans & Nair 2018,
 //! §5) needs: sample the positive parameters `x` (kernel weights, noise variance) by MALA in
 //! `u = ln x`, with independent log-normal priors, then average per-sample predictions (see
-//! [`mala_with`] for a callback that avoids storing the samples).
+//! [`mala_with`] for a callback that avoids storing the samples, and [`MixtureMoments`] for
+//! the mixture's mean and variance by the law of total variance).
 //!
 //! ```
 //! use gp_models::sampling::{mala, LogNormal, LogSpaceTarget, MalaOptions};
@@ -28,9 +29,11 @@
 
 pub mod lognormal;
 pub mod mala;
+pub mod mixture;
 
 pub use lognormal::LogNormal;
 pub use mala::{mala, mala_with, AdaptPolicy, KeptSample, MalaOptions, MalaRun};
+pub use mixture::MixtureMoments;
 
 use crate::error::{ModelError, Result};
 
