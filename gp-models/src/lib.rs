@@ -62,6 +62,8 @@
 //!   the sufficient statistics `WᵀW`, `Wᵀy`, `yᵀy` of one streaming pass, with factorized
 //!   CG/Lanczos whose cost per iteration does not depend on `n`: mean, covariances, LOVE, the
 //!   SLQ log marginal likelihood (by a Sylvester identity in grid space) and its gradient.
+//! * [`sampling`]: a Metropolis-adjusted Langevin sampler and log-normal priors, for fully
+//!   Bayesian treatment of hyperparameters.
 //! * [`optim`]: L-BFGS with a strong-Wolfe line search and Adam, for any objective
 //!   `FnMut(&[f64]) -> Result<(f64, Vec<f64>)>`; [`data`]: standardisation with its inverse
 //!   and seeded splits.
@@ -86,6 +88,7 @@ pub mod gsgp;
 pub mod iterative;
 pub mod optim;
 pub mod prelude;
+pub mod sampling;
 pub mod ski;
 mod validate;
 

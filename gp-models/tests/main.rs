@@ -24,6 +24,7 @@ mod messages;
 mod normalize_y;
 mod optimizers;
 mod recovery;
+mod sampling;
 mod save_load;
 mod ski_convergence;
 mod ski_dense;
