@@ -609,3 +609,62 @@ fn grief_weight_ortho_cutoff_is_relative() {
         assert_eq!(fit.rank(), 15, "scale {scale}");
     }
 }
+
+#[test]
+fn grief_weight_empty_basis_is_the_noise_model() {
+    // p = 0: K = σ²I, for both forms.
+    let y = Col::from_fn(5, |i| i as f64 - 2.0);
+    let stats = GriefStats::from_phi(Mat::<f64>::zeros(5, 0).as_ref(), y.as_ref()).unwrap();
+    let s2: f64 = 0.7;
+    let expected = -0.5 * (10.0 / s2 + 5.0 * s2.ln() + 5.0 * LN_2PI);
+    let fit = WoodburyFit::new(&stats, &[], s2).unwrap();
+    let (lml, dw, dnoise) = fit.lml_and_gradients();
+    assert_close(lml, expected, 0.0, 1e-12, "p = 0 LML");
+    assert!(dw.is_empty());
+    assert_close(
+        dnoise,
+        0.5 * 10.0 / (s2 * s2) - 2.5 / s2,
+        0.0,
+        1e-12,
+        "p = 0 ∂/∂σ²",
+    );
+    let (mean, var) = fit.predict(Mat::<f64>::zeros(2, 0).as_ref()).unwrap();
+    assert_eq!((mean[1], var[1]), (0.0, 0.0));
+    let ortho = OrthoFit::new(&stats, &OrthoOptions::default()).unwrap();
+    assert_eq!(ortho.rank(), 0);
+    assert_close(
+        ortho.lml(&[], s2).unwrap(),
+        expected,
+        0.0,
+        1e-12,
+        "p̃ = 0 LML",
+    );
+    // A zero basis keeps no direction either.
+    let zero = GriefStats::from_phi(Mat::<f64>::zeros(5, 3).as_ref(), y.as_ref()).unwrap();
+    let ortho = OrthoFit::new(&zero, &OrthoOptions::default()).unwrap();
+    assert_eq!(ortho.rank(), 0);
+    let fit = WoodburyFit::new(&zero, &[1.0; 3], s2).unwrap();
+    assert_close(fit.lml(), expected, 0.0, 1e-12, "Φ = 0 LML");
+}
+
+/// Prints the agreement measured by the checks above (run with `--nocapture`; no timing).
+#[test]
+fn grief_weight_report_errors() {
+    let (n, p) = (40, 60);
+    let (phi, y, w) = problem(n, p, 300);
+    let stats = GriefStats::from_phi(phi.as_ref(), y.as_ref()).unwrap();
+    let fit = WoodburyFit::new(&stats, &w, 0.2).unwrap();
+    let lml_err = (fit.lml() - dense_lml(&phi, &y, &w, 0.2)).abs();
+    let (_, dwf, dnf) = fit.lml_and_gradients();
+    let (_, dwp, dnp) = fit.lml_and_gradients_plain();
+    let scale = dwp.iter().fold(0.0_f64, |m, g| m.max(g.abs()));
+    let grad_err = dwf
+        .iter()
+        .zip(&dwp)
+        .fold(0.0_f64, |m, (a, b)| m.max((a - b).abs() / scale));
+    eprintln!(
+        "n={n} p={p}: |LML − dense| = {lml_err:.1e}; fast vs plain ∂/∂w max rel {grad_err:.1e}, \
+         ∂/∂σ² rel {:.1e}",
+        (dnf - dnp).abs() / dnp.abs()
+    );
+}
