@@ -263,6 +263,24 @@ pub enum ModelError {
         /// Where the limit came from.
         limit_source: &'static str,
     },
+    /// The `p × p` matrix `P = σ²W⁻¹ + A` of the GP-GRIEF weight-space model (Evans & Nair
+    /// 2018, eq. 13) is numerically not positive definite: its Cholesky factorization met a
+    /// non-positive pivot. `A = ΦᵀΦ` is positive semidefinite when it comes from one basis, so
+    /// either the statistics are not a Gram matrix, or `σ²/w_j` is below the rounding error
+    /// of a rank-deficient `A`.
+    #[error(
+        "the GP-GRIEF weight-space matrix P = σ²W⁻¹ + ΦᵀΦ ({p} × {p}) is not numerically \
+         positive definite (Cholesky pivot {pivot} is not positive): build the statistics as \
+         ΦᵀΦ of one basis (GriefStats::from_phi or GriefStats::accumulate), or use a larger \
+         noise variance or smaller eigenfunction weights so that σ²/w_j stays above the \
+         rounding error of ΦᵀΦ"
+    )]
+    WeightSpaceNotPositiveDefinite {
+        /// Number of basis functions `p`.
+        p: usize,
+        /// Index of the first pivot that was not positive.
+        pivot: usize,
+    },
 }
 
 impl ModelError {
