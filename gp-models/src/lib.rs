@@ -82,6 +82,7 @@ pub mod data;
 pub mod error;
 pub mod exact;
 pub mod grid;
+pub mod grief;
 pub mod gsgp;
 pub mod iterative;
 pub mod optim;

@@ -12,6 +12,7 @@ mod dense_reference;
 mod exact_memory;
 mod exact_scales;
 mod gradient;
+mod grief_basis;
 mod gsgp_log_det;
 mod gsgp_stats;
 mod gsgp_vs_ski;
