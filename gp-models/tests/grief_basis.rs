@@ -365,21 +365,66 @@ fn grid_rule_follows_the_reference_code() {
     assert!((grid.log_size() - 30f64.ln()).abs() < 1e-14);
     assert_eq!(grid.size(), Some(30));
 
-    // Exactly m̄ distinct values: the values themselves. Fewer points than distinct: linspace.
+    // beyond_domain keeps m̄_i points: two outer ones beyond the range, the m̄_i − 2 inner
+    // ones evenly spaced over [min, max].
+    let x2 = Mat::from_fn(n, 3, |r, c| match c {
+        0 => [2.0, -1.0, 0.5, 1.0][r % 4],
+        1 => x[(r, 1)],
+        _ => 7.5,
+    });
     let g = InducingGrid::from_data(
-        x.as_ref(),
+        x2.as_ref(),
         &GridOptions {
-            points_per_axis: 3,
+            points_per_axis: 6,
             beyond_domain: 0.1,
         },
     )
     .unwrap();
-    assert_eq!(g.sizes(), vec![3, 3, 1]);
-    assert_eq!(g.axis(0).unwrap(), &[-1.0, 0.5, 2.0]);
+    assert_eq!(g.sizes(), vec![4, 6, 1]);
+    // Axis 0: 4 points = 4 distinct values, so 2 inner points evenly spaced, 2 outside.
+    let a0 = g.axis(0).unwrap();
+    assert_eq!(a0.len(), 4);
+    assert!((a0[0] - (-1.3)).abs() < 1e-14 && (a0[3] - 2.3).abs() < 1e-14);
+    assert_eq!((a0[1], a0[2]), (-1.0, 2.0));
     let pad = 0.1 * (hi - lo);
     let a1 = g.axis(1).unwrap();
-    assert!((a1[0] - (lo - pad)).abs() < 1e-14 && (a1[2] - (hi + pad)).abs() < 1e-14);
-    assert_eq!(g.axis(2).unwrap(), &[7.5]);
+    assert!((a1[0] - (lo - pad)).abs() < 1e-14 && (a1[5] - (hi + pad)).abs() < 1e-14);
+    for (k, u) in a1[1..5].iter().enumerate() {
+        assert!((u - (lo + (hi - lo) * k as f64 / 3.0)).abs() < 1e-14);
+    }
+    assert_eq!(g.axis(2).unwrap(), &[7.5], "constant axes are not widened");
+    // Exactly m̄ distinct values: without widening the grid is the values, with it the inner
+    // points are evenly spaced.
+    let x3 = Mat::from_fn(n, 1, |r, _| [0.0, 1.0, 3.0, 4.0, 5.0, 9.0][r % 6]);
+    let g = InducingGrid::from_data(
+        x3.as_ref(),
+        &GridOptions {
+            points_per_axis: 6,
+            beyond_domain: 0.5,
+        },
+    )
+    .unwrap();
+    assert_eq!(g.axis(0).unwrap(), &[-4.5, 0.0, 3.0, 6.0, 9.0, 13.5]);
+    let g = InducingGrid::from_data(
+        x3.as_ref(),
+        &GridOptions {
+            points_per_axis: 6,
+            beyond_domain: 0.0,
+        },
+    )
+    .unwrap();
+    assert_eq!(g.axis(0).unwrap(), &[0.0, 1.0, 3.0, 4.0, 5.0, 9.0]);
+    // A binary column with widening: just the two outer points.
+    let xb = Mat::from_fn(n, 1, |r, _| (r % 2) as f64);
+    let g = InducingGrid::from_data(
+        xb.as_ref(),
+        &GridOptions {
+            points_per_axis: 10,
+            beyond_domain: 0.25,
+        },
+    )
+    .unwrap();
+    assert_eq!(g.axis(0).unwrap(), &[-0.25, 1.25]);
     // m̄ = 1 on a varying column: NumPy's linspace(min, max, 1) = [min].
     let g = InducingGrid::from_data(
         x.as_ref(),

@@ -6,7 +6,8 @@
 //! with `n_i` distinct training values the grid has `m̄_i = max(min(m̄, n_i), 1)` points; when
 //! `m̄_i = n_i` they are the sorted distinct values (binary and categorical columns keep their
 //! levels, a constant column gets one point), otherwise `m̄` evenly spaced points over
-//! `[min, max]`, optionally widened by [`GridOptions::beyond_domain`].
+//! `[min, max]`; [`GridOptions::beyond_domain`] optionally moves the two outer points beyond
+//! the data.
 
 use faer::MatRef;
 use gp_linalg::validate::check_finite_mat;
@@ -22,10 +23,13 @@ pub struct GridOptions {
     /// The number of points per axis `m̄` (at least 1); an axis with fewer distinct values gets
     /// one point per distinct value. Default [`DEFAULT_POINTS_PER_AXIS`].
     pub points_per_axis: usize,
-    /// A fraction `f ≥ 0` of the data range added on each side of an evenly spaced axis: its
-    /// points run over `[min − f·(max − min), max + f·(max − min)]`, so that test points
-    /// slightly outside the training range stay inside the grid. Axes placed on their distinct
-    /// values are not widened. Default `0`.
+    /// A fraction `f ≥ 0` of the data range by which the grid reaches beyond the data, so
+    /// that test points slightly outside the training range stay inside it. As in the
+    /// reference code, an axis of `m̄_i ≥ 2` points and non-zero range keeps `m̄_i` points:
+    /// the two outer ones at `min − f·(max − min)` and `max + f·(max − min)`, the `m̄_i − 2`
+    /// inner ones evenly spaced over `[min, max]` (`m̄_i − 2 < n_i`, so never on the distinct
+    /// values; a binary column gets just the two outer points). `0` (default) turns it off;
+    /// constant axes are never widened.
     pub beyond_domain: f64,
 }
 
@@ -172,18 +176,26 @@ impl InducingGrid {
 /// One axis from its sorted distinct values (at least one).
 fn axis_from_distinct(distinct: Vec<f64>, points: usize, widen: f64) -> Vec<f64> {
     let size = points.min(distinct.len()).max(1);
-    if size == distinct.len() {
-        return distinct;
-    }
     let (min, max) = (distinct[0], distinct[distinct.len() - 1]);
-    let pad = widen * (max - min);
-    linspace(min - pad, max + pad, size)
+    if widen > 0.0 && size >= 2 && max > min {
+        let pad = widen * (max - min);
+        let mut axis = Vec::with_capacity(size);
+        axis.push(min - pad);
+        axis.extend(linspace(min, max, size - 2));
+        axis.push(max + pad);
+        return axis;
+    }
+    if size == distinct.len() {
+        distinct
+    } else {
+        linspace(min, max, size)
+    }
 }
 
 /// `size` evenly spaced points from `lo` to `hi` (NumPy's `linspace`: `[lo]` when `size = 1`).
 fn linspace(lo: f64, hi: f64, size: usize) -> Vec<f64> {
-    if size == 1 {
-        return vec![lo];
+    if size <= 1 {
+        return vec![lo; size];
     }
     let step = (hi - lo) / (size - 1) as f64;
     (0..size)
