@@ -62,6 +62,10 @@
 //!   the sufficient statistics `WᵀW`, `Wᵀy`, `yᵀy` of one streaming pass, with factorized
 //!   CG/Lanczos whose cost per iteration does not depend on `n`: mean, covariances, LOVE, the
 //!   SLQ log marginal likelihood (by a Sylvester identity in grid space) and its gradient.
+//! * [`grief`]: the basis of GP-GRIEF (Evans & Nair 2018): the `p` leading Nyström
+//!   eigenfunctions on a Cartesian grid of `m = Π m̄_i` inducing points (Algorithm 1,
+//!   Theorem 2), their length-scale derivatives and the streamed statistics `ΦᵀΦ`, `Φᵀy`;
+//!   `m` may be `10^300`.
 //! * [`optim`]: L-BFGS with a strong-Wolfe line search and Adam, for any objective
 //!   `FnMut(&[f64]) -> Result<(f64, Vec<f64>)>`; [`data`]: standardisation with its inverse
 //!   and seeded splits.
