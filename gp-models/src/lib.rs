@@ -64,6 +64,10 @@
 //!   SLQ log marginal likelihood (by a Sylvester identity in grid space) and its gradient.
 //! * [`sampling`]: a Metropolis-adjusted Langevin sampler and log-normal priors, for fully
 //!   Bayesian treatment of hyperparameters.
+//! * [`grief`]: GP-GRIEF (Evans & Nair 2018): the `p` leading Nyström eigenfunctions on a
+//!   Cartesian grid of `m = Π m̄_i` inducing points (`m` may be `10^300`); GP-GRIEF-II
+//!   ([`grief::Grief`], a [`GpModel`] trained over its hyperparameters) and GP-GRIEF-I
+//!   (the eigenfunction weights sampled by MALA).
 //! * [`optim`]: L-BFGS with a strong-Wolfe line search and Adam, for any objective
 //!   `FnMut(&[f64]) -> Result<(f64, Vec<f64>)>`; [`data`]: standardisation with its inverse
 //!   and seeded splits.

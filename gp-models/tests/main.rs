@@ -12,6 +12,8 @@ mod dense_reference;
 mod exact_memory;
 mod exact_scales;
 mod gradient;
+mod grief_basis;
+mod grief_model;
 mod grief_weight_space;
 mod gsgp_log_det;
 mod gsgp_stats;

@@ -23,6 +23,7 @@ use rayon::prelude::*;
 
 use crate::error::{Result, StructuredError};
 use crate::khatri_rao::RowKhatriRao;
+use crate::slice_util::with_out_slice;
 
 /// Entries of a matrix as `ln |a|` and `sign(a) ∈ {−1, 0, 1}`; `a = sign · exp(log_abs)`.
 /// A zero entry has sign 0 and `log_abs = −∞`.
@@ -131,15 +132,19 @@ pub fn khatri_rao_kronecker_columns<S: AsRef<[usize]> + Sync>(
         .par_col_chunks_mut(1)
         .enumerate()
         .for_each(|(j, mut col)| {
-            let mut col = col.rb_mut().col_mut(0);
-            col.fill(1.0);
-            for (cl, pl) in f.c.iter().zip(&f.pos) {
-                let src = cl.col(pl[j]);
-                col.rb_mut()
-                    .iter_mut()
-                    .zip(src.iter())
-                    .for_each(|(o, s)| *o *= s);
-            }
+            // Owned matrices: every column is contiguous, so the products run on slices
+            // (the strided faer iterators do not vectorize).
+            with_out_slice(col.rb_mut().col_mut(0), |out| {
+                let mut factors = f.c.iter().zip(&f.pos);
+                if let Some((c0, p0)) = factors.next() {
+                    out.copy_from_slice(c0.col_as_slice(p0[j]));
+                }
+                for (cl, pl) in factors {
+                    out.iter_mut()
+                        .zip(cl.col_as_slice(pl[j]))
+                        .for_each(|(o, s)| *o *= s);
+                }
+            });
         });
     Ok(out)
 }
@@ -181,18 +186,20 @@ pub fn khatri_rao_kronecker_columns_log<S: AsRef<[usize]> + Sync>(
         .zip(sign.as_mut().par_col_chunks_mut(1))
         .enumerate()
         .for_each(|(j, (mut la, mut sg))| {
-            let mut la = la.rb_mut().col_mut(0);
-            let mut sg = sg.rb_mut().col_mut(0);
-            for ((lg, sl), pl) in logs.iter().zip(&signs).zip(&f.pos) {
-                la.rb_mut()
-                    .iter_mut()
-                    .zip(lg.col(pl[j]).iter())
-                    .for_each(|(o, s)| *o += s);
-                sg.rb_mut()
-                    .iter_mut()
-                    .zip(sl.col(pl[j]).iter())
-                    .for_each(|(o, s)| *o *= s);
-            }
+            with_out_slice(la.rb_mut().col_mut(0), |la| {
+                for (lg, pl) in logs.iter().zip(&f.pos) {
+                    la.iter_mut()
+                        .zip(lg.col_as_slice(pl[j]))
+                        .for_each(|(o, s)| *o += s);
+                }
+            });
+            with_out_slice(sg.rb_mut().col_mut(0), |sg| {
+                for (sl, pl) in signs.iter().zip(&f.pos) {
+                    sg.iter_mut()
+                        .zip(sl.col_as_slice(pl[j]))
+                        .for_each(|(o, s)| *o *= s);
+                }
+            });
         });
     Ok(LogSignMatrix { log_abs, sign })
 }

@@ -1,21 +1,41 @@
 //! GP-GRIEF (Evans & Nair 2018): Gaussian processes with a re-weighted eigenfunction
-//! (Nyström) kernel `k̃_w(x, z) = Σ_j w_j φ_j(x) φ_j(z)` whose training cost does not depend
-//! on the number of inducing points.
+//! (Nyström) kernel `k̃_w(x, z) = Σ_j w_j φ_j(x) φ_j(z)` made of the `p` leading
+//! eigenfunctions on a Cartesian grid of `m = Π m̄_i` inducing points, evaluated without
+//! forming the grid (§3–4 of the paper); `m` may be `10^300`. The training cost does not
+//! depend on `m`, and, for fixed length scales, not on `n`.
 //!
-//! This part holds the weight-space linear algebra, which works on the sufficient statistics
-//! `A = ΦᵀΦ`, `r = Φᵀy`, `yᵀy` and `n` alone ([`stats::GriefStats`]), not on the basis:
+//! * [`Grief`] (GP-GRIEF-II): the model with an SE-ARD base kernel, a [`GpModel`]
+//!   trained by [`train`](crate::train()) over the length scales, the signal variance and
+//!   the noise; [`Grief::sample_weights`] (GP-GRIEF-I, [`type_one`]) samples the `p`
+//!   eigenfunction weights and the noise by MALA with the paper's log-normal priors.
+//! * The basis: [`grid`] ([`InducingGrid`], the per-axis grids built from the training
+//!   inputs), [`axis`] ([`AxisBasis`], one 1-D kernel eigendecomposition and its scaled
+//!   eigenfunctions), [`basis`] ([`GriefBasis`]: the Algorithm-1 selection, `Φ` by
+//!   Theorem 2, its length-scale derivatives and the streamed statistics).
+//! * The weight-space linear algebra on the sufficient statistics `A = ΦᵀΦ`, `r = Φᵀy`,
+//!   `yᵀy`, `n` alone ([`GriefStats`]): [`woodbury`] (`O(p³)` per evaluation, eq. 13 /
+//!   App. A, with the streamed gradient with respect to the basis hyperparameters) and
+//!   [`ortho`] (`O(p)` per evaluation on the orthogonalised basis, App. A end).
 //!
-//! * [`woodbury`]: the log marginal likelihood, its gradients with respect to the weights `w`
-//!   and the noise variance `σ²`, and predictions, in `O(p³)` per evaluation by the Woodbury
-//!   identity (Evans & Nair 2018, eq. 13 / App. A), plus the streamed gradient with respect to
-//!   basis hyperparameters θ (GP-GRIEF-II).
-//! * [`ortho`]: the same quantities in `O(p)` per evaluation on the orthogonalised basis
-//!   (Evans & Nair 2018, App. A end).
+//! [`GpModel`]: crate::GpModel
 
+pub mod axis;
+pub mod basis;
+pub mod grid;
+mod interface;
+pub mod model;
+pub mod options;
 pub mod ortho;
 pub mod stats;
+pub mod type_one;
 pub mod woodbury;
 
+pub use axis::{AxisBasis, AXIS_JITTER, EIGENVALUE_FLOOR};
+pub use basis::{GriefBasis, GriefBasisOptions, LOG_FORM_MIN_DIMS};
+pub use grid::{GridOptions, InducingGrid, DEFAULT_POINTS_PER_AXIS};
+pub use model::Grief;
+pub use options::{GriefOptions, DEFAULT_BLOCK_ROWS, DEFAULT_EIGENFUNCTIONS};
 pub use ortho::{OrthoFit, OrthoOptions, OrthoWeights};
 pub use stats::GriefStats;
+pub use type_one::{GriefPosterior, GriefSamplerOptions};
 pub use woodbury::{ThetaGradient, WoodburyFit};

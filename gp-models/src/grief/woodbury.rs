@@ -270,14 +270,14 @@ impl<'a> WoodburyFit<'a> {
     }
 
     /// `log|K| = log|P| + Σ log w_j + (n − p) log σ²`.
-    fn log_det_k(&self) -> f64 {
+    pub fn log_det_k(&self) -> f64 {
         let n = self.stats.n as f64;
         let p = self.p() as f64;
         self.log_det_p + self.w.iter().map(|w| w.ln()).sum::<f64>() + (n - p) * self.noise.ln()
     }
 
     /// `yᵀK⁻¹y = σ⁻²(yᵀy − rᵀP⁻¹r)`.
-    fn data_fit(&self) -> f64 {
+    pub fn data_fit(&self) -> f64 {
         (self.stats.yty - self.stats.r.transpose() * &self.u) / self.noise
     }
 
