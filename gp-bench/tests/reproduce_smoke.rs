@@ -89,12 +89,12 @@ fn reproduce_all_smoke_writes_every_report() {
     }
 
     // The GRIEF report has the exact-GP wine row with the paper's number beside ours, and
-    // one row per GRIEF variant saying it is not implemented yet.
+    // one row per GRIEF variant pointing at the experiment on the paper's folds.
     let grief = std::fs::read_to_string(out.path().join("grief/report.md")).expect("report");
     assert!(grief.contains("wine (n = 1599, d = 11)"), "{grief}");
     assert!(grief.contains("0.470 ± 0.080"), "{grief}");
     assert!(
-        grief.contains("not implemented yet (GP-GRIEF issue)"),
+        grief.contains("see table1-folds (the paper's own folds)"),
         "{grief}"
     );
     assert!(grief.contains("training-curve-wine.svg"), "{grief}");

@@ -12,7 +12,7 @@ use crate::error::Result;
 pub type TrainingObjective<'a> = Box<dyn FnMut(&[f64], u64) -> Result<(f64, Vec<f64>)> + 'a>;
 
 /// A fitted Gaussian-process model: hyperparameters, predictions and the log marginal
-/// likelihood, the same for every model (`ExactGp`, `IterativeGp`, `Ski`, `Gsgp`), so that
+/// likelihood, the same for every model (`ExactGp`, `IterativeGp`, `Ski`, `Gsgp`, `Grief`), so that
 /// code written once works with all of them.
 ///
 /// Every model prints a short summary (`Display`: data shape, settings, hyperparameters).
