@@ -103,11 +103,11 @@ fn plan(size: RunSize) -> Plan {
             mala_reps: 1,
         },
         RunSize::Quick => Plan {
-            lml_p: 500,
+            lml_p: 1000,
             lml_ns: vec![1000, 10_000, 1_000_000],
-            lml_reps: 5,
+            lml_reps: 9,
             ortho_batch: 200,
-            phi_n: 5000,
+            phi_n: 10_000,
             phi_p: 1000,
             phi_d: 10,
             phi_mbars: vec![10, 20, 40, 80],
@@ -115,13 +115,13 @@ fn plan(size: RunSize) -> Plan {
             phi_reps: 3,
             pipeline: (33, 10, 200, 100),
             pipeline_reps: 5,
-            huge: (100, 100, 1000, 1000),
-            mala_p: 500,
+            huge: (100, 100, 2500, 1000),
+            mala_p: 1000,
             mala_ns: vec![10_000, 1_000_000],
             mala_iters: 200,
-            type_one_p: 200,
+            type_one_p: 500,
             type_one_d: 3,
-            type_one_ns: vec![1000, 4000],
+            type_one_ns: vec![2000, 8000],
             type_one_iters: 20,
             mala_reps: 3,
         },
@@ -309,7 +309,8 @@ impl Experiment for Scaling {
     fn estimate_seconds(&self, size: RunSize) -> f64 {
         match size {
             RunSize::Smoke => 2.0,
-            RunSize::Quick => 15.0,
+            // Measured: 9 s in release on the loaded 2-core machine.
+            RunSize::Quick => 10.0,
             RunSize::Full => 240.0,
         }
     }
@@ -348,10 +349,24 @@ impl Experiment for Scaling {
             p.lml_ns.first().copied().unwrap_or(0)
         ));
         if ctx.size != RunSize::Full {
+            let full = plan(RunSize::Full);
             out.notes.push(format!(
-                "--{} sizes: p = {} (not 1000) in checks 9 and 12, n = {} (not 10^4) in check 10, \
-                 n = {} (not 2500) in the d = 100 run; --full runs the spec's sizes.",
-                ctx.size, p.lml_p, p.phi_n, p.huge.2
+                "--{} sizes: check 9 at p = {} for n ∈ {:?} (--full: p = {}, n ∈ {:?}); check 10 \
+                 at n = {} (--full: {}); the d = 100 run at n = {} (--full: {}); GP-GRIEF-I at p \
+                 = {}, n ∈ {:?} (--full: p = {}, n ∈ {:?}).",
+                ctx.size,
+                p.lml_p,
+                p.lml_ns,
+                full.lml_p,
+                full.lml_ns,
+                p.phi_n,
+                full.phi_n,
+                p.huge.2,
+                full.huge.2,
+                p.type_one_p,
+                p.type_one_ns,
+                full.type_one_p,
+                full.type_one_ns
             ));
         }
         out.raw = Value::Object(raw);
