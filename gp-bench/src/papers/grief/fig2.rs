@@ -114,21 +114,21 @@ const METHODS: [&str; 4] = [
 /// Relative errors per method (rows of [`METHODS`]) and `p`, on (train–train, joint).
 type Errors = Vec<Vec<(f64, f64)>>;
 
-/// `‖K − c S‖_F` over the whole matrix and over its leading `nt × nt` block, with `S` the
-/// running sum of `F Fᵀ` over the columns of `feats` up to each `p`, and `c = scale(p)`.
+/// `‖K − c S‖_F` over the whole matrix and over its leading `nt × nt` block for each
+/// `(columns, c)` of `steps` (columns non-decreasing), with `S` the running sum of `F Fᵀ` over
+/// the first `columns` columns of `feats`.
 fn cumulative_errors(
     k: &Mat<f64>,
     feats: MatRef<'_, f64>,
-    ps: &[usize],
+    steps: &[(usize, f64)],
     nt: usize,
-    scale: &dyn Fn(usize) -> f64,
 ) -> Vec<(f64, f64)> {
     let n = k.nrows();
     let mut s = Mat::<f64>::zeros(n, n);
     let mut prev = 0;
-    let mut out = Vec::with_capacity(ps.len());
-    for &p in ps {
-        let hi = p.min(feats.ncols());
+    let mut out = Vec::with_capacity(steps.len());
+    for &(cols, c) in steps {
+        let hi = cols.min(feats.ncols());
         if hi > prev {
             let b = feats.subcols(prev, hi - prev);
             matmul(
@@ -141,7 +141,6 @@ fn cumulative_errors(
             );
             prev = hi;
         }
-        let c = scale(p);
         let (mut et, mut ej) = (0.0, 0.0);
         for j in 0..n {
             for (i, (kv, sv)) in k.col(j).iter().zip(s.col(j).iter()).enumerate() {
@@ -244,21 +243,29 @@ fn one_seed(plan: &Plan, seed: u64) -> Result<Errors, BenchError> {
         &GriefBasisOptions { cap_to_grid: true },
     )?;
     let phi = basis.phi_block(x.as_ref())?;
-    let grief = rel(cumulative_errors(&k, phi.as_ref(), &plan.ps, nt, &|_| 1.0));
+    let plain: Vec<(usize, f64)> = plan.ps.iter().map(|&p| (p, 1.0)).collect();
+    let grief = rel(cumulative_errors(&k, phi.as_ref(), &plain, nt));
 
     // Randomised Nyström: inducing points uniform from the training set.
     let order = permutation(nt, seed.wrapping_add(7));
     let nys = nystrom_features(&k, &order[..pmax]);
-    let nystrom = rel(cumulative_errors(&k, nys.as_ref(), &plan.ps, nt, &|_| 1.0));
+    let nystrom = rel(cumulative_errors(&k, nys.as_ref(), &plain, nt));
 
-    // Random Fourier features: p/2 frequencies for p columns.
+    // Random Fourier features: ⌈p/2⌉ frequencies, i.e. p columns (p + 1 for odd p); the
+    // first f frequencies of the largest set, rescaled by fmax/f, are a set of f.
     let fmax = pmax.div_ceil(2);
     let mut rng = ChaCha8Rng::seed_from_u64(seed.wrapping_add(13));
     let rff = RandomFourierFeatures::sample(&kernel, fmax, &mut rng)?;
     let feats = rff.features(x.as_ref())?;
-    let rff_err = rel(cumulative_errors(&k, feats.as_ref(), &plan.ps, nt, &|p| {
-        fmax as f64 / p.div_ceil(2).clamp(1, fmax) as f64
-    }));
+    let rff_steps: Vec<(usize, f64)> = plan
+        .ps
+        .iter()
+        .map(|&p| {
+            let f = p.div_ceil(2).clamp(1, fmax);
+            (2 * f, fmax as f64 / f as f64)
+        })
+        .collect();
+    let rff_err = rel(cumulative_errors(&k, feats.as_ref(), &rff_steps, nt));
 
     // Optimal rank-p on each target.
     let opt_t = optimal_errors(k.as_ref().submatrix(0, 0, nt, nt), &plan.ps)?;
@@ -648,5 +655,28 @@ impl Experiment for Figure2 {
             curves: vec![panel(false), panel(true), conv_curve],
             checks,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One seed at the --full sizes (2500 + 2500 points, p up to 500), printed: `cargo test
+    /// --release -p gp-bench --lib full_size_one_seed -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "minutes in release"]
+    fn full_size_one_seed() {
+        let plan = plan(RunSize::Full);
+        let start = std::time::Instant::now();
+        let errs = one_seed(&plan, 0).expect("runs");
+        println!("{:.1} s", start.elapsed().as_secs_f64());
+        for (i, p) in plan.ps.iter().enumerate() {
+            let row: Vec<String> = errs
+                .iter()
+                .map(|m| format!("{:.4}/{:.4}", m[i].0, m[i].1))
+                .collect();
+            println!("p = {p}: {}", row.join("  "));
+        }
     }
 }
