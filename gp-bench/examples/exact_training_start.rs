@@ -3,7 +3,8 @@
 //! and its test RMSE against predicting the training mean.
 //!
 //! The file's first `--train` rows (default 4000) train an SE-ARD exact GP on standardized
-//! inputs and targets; its last `--test` rows (default 1024) test it.
+//! inputs and targets; its last `--test` rows (default 1024) test it. Each run stops after
+//! at most `--cap` L-BFGS iterations (default 1000, the library's).
 //!
 //! ```text
 //! cargo run --release -p gp-bench --example exact_training_start -- ../shared/datasets/pumadyn32nm.csv
@@ -15,7 +16,9 @@ use std::time::Instant;
 use gp_bench::data::csv_loader::{load_csv, CsvOptions};
 use gp_bench::data::Standardizer;
 use gp_kernels::SquaredExponential;
-use gp_models::{train, ExactGp, GpModel, PredictRequest, TrainOptions, TrainStart};
+use gp_models::{
+    train, ExactGp, GpModel, LbfgsOptions, Optimizer, PredictRequest, TrainOptions, TrainStart,
+};
 
 fn flag(args: &[String], name: &str, default: usize) -> Result<usize, Box<dyn std::error::Error>> {
     match args.iter().position(|a| a == name) {
@@ -32,10 +35,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = args
         .first()
         .map(PathBuf::from)
-        .ok_or("usage: exact_training_start <file.csv> [--train N] [--test M]")?;
+        .ok_or("usage: exact_training_start <file.csv> [--train N] [--test M] [--cap K]")?;
     let data = load_csv(&path, &CsvOptions::default())?;
     let n_train = flag(&args, "--train", 4000)?.min(data.len());
     let n_test = flag(&args, "--test", 1024)?.min(data.len() - n_train);
+    let cap = flag(&args, "--cap", 1000)?;
     let train_part = data.select_rows(&(0..n_train).collect::<Vec<_>>())?;
     let test_part = data.select_rows(&(data.len() - n_test..data.len()).collect::<Vec<_>>())?;
     let st = Standardizer::fit(train_part.x.as_ref(), train_part.y.as_ref())?;
@@ -59,14 +63,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         1.0,
     )?;
     for (label, start) in [
-        ("l = 1, variance 1, noise 1", TrainStart::Model),
         ("data", TrainStart::Data),
+        ("l = 1, variance 1, noise 1", TrainStart::Model),
     ] {
         let t = Instant::now();
         let trained = train(
             &gp,
             &TrainOptions {
                 start,
+                optimizer: Optimizer::Lbfgs(LbfgsOptions {
+                    max_iterations: cap,
+                    ..LbfgsOptions::default()
+                }),
                 ..TrainOptions::default()
             },
         )?;

@@ -6,6 +6,7 @@ mod datasets;
 mod datasets_command;
 mod demo_smoke;
 mod discovery;
+mod grief_experiments;
 mod grief_folds;
 mod gsgp_reproduction;
 mod index_status;

@@ -1,9 +1,13 @@
 //! GP-GRIEF (Evans & Nair, ICML 2018; spec `grief.md`). Registered: Table 1 on the paper's
-//! own folds (GRIEF-II, GRIEF-I and the exact GP, [`table1_folds`]), and the earlier
-//! exact-GP baseline on seeded folds of `wine` (embedded) and `autompg` ([`uci_exact`]).
+//! own folds (GRIEF-II, GRIEF-I and the exact GP, [`table1_folds`]), the scaling checks 9–12
+//! ([`scaling`]), the Fig. 2 kernel reconstruction with the convergence in m (checks 13 and
+//! 15, [`fig2`]), and the earlier exact-GP baseline on seeded folds of `wine` (embedded) and
+//! `autompg` ([`uci_exact`]).
 
+pub mod fig2;
 pub mod fold;
 pub mod grief_fold;
+pub mod scaling;
 pub mod table1;
 pub mod table1_folds;
 pub mod uci_exact;
@@ -20,6 +24,8 @@ pub fn paper() -> Paper {
         experiments: vec![
             Box::new(uci_exact::UciExact),
             Box::new(table1_folds::Table1Folds),
+            Box::new(scaling::Scaling),
+            Box::new(fig2::Figure2),
         ],
     }
 }

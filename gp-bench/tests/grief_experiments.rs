@@ -1,0 +1,103 @@
+//! The GP-GRIEF scaling (checks 9–12) and Fig. 2 (checks 13, 15) experiments run end to end
+//! at smoke sizes and produce their tables, checks and figures. Timings are reported by the
+//! experiments, never asserted here.
+
+use gp_bench::data::{DataDir, DataDirOrigin};
+use gp_bench::experiment::{Experiment, ExperimentOutput, RunContext, RunSize};
+use gp_bench::papers::grief::fig2::Figure2;
+use gp_bench::papers::grief::scaling::Scaling;
+
+fn run(exp: &dyn Experiment, size: RunSize) -> ExperimentOutput {
+    let data_dir = DataDir {
+        path: None,
+        origin: DataDirOrigin::NotFound,
+    };
+    let progress = indicatif::ProgressBar::hidden();
+    let ctx = RunContext {
+        size,
+        seed: 0,
+        data_dir: &data_dir,
+        progress: &progress,
+    };
+    let start = std::time::Instant::now();
+    let out = exp.run(&ctx).expect("experiment runs");
+    let elapsed = start.elapsed().as_secs_f64();
+    if size != RunSize::Smoke {
+        println!("## {} ({size}, {elapsed:.1} s)", exp.title_at(size));
+        for t in &out.tables {
+            println!("### {}\n{}", t.title, t.table);
+        }
+        for c in &out.checks {
+            println!("- [{}] {}", if c.met { "x" } else { " " }, c.name);
+        }
+        for n in &out.notes {
+            println!("* {n}");
+        }
+    }
+    out
+}
+
+#[test]
+fn grief_registers_scaling_and_fig2() {
+    let paper = gp_bench::papers::find("grief").expect("grief");
+    let names: Vec<&str> = paper.experiments.iter().map(|e| e.name()).collect();
+    assert!(
+        names.contains(&"scaling") && names.contains(&"fig2"),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn scaling_smoke_produces_tables_and_checks() {
+    let out = run(&Scaling, RunSize::Smoke);
+    assert!(out.tables.len() >= 6, "{}", out.tables.len());
+    assert!(out.tables.iter().all(|t| !t.table.is_empty()));
+    // Checks 9 (3), 10 (2), 11 (2), 12 (2).
+    assert_eq!(out.checks.len(), 9);
+    // Finiteness is not a timing: the pipeline values and the d = 100 Φ must be finite.
+    let huge = &out.raw["huge_grids"];
+    assert_eq!(huge["pipeline"]["finite"], true, "{huge}");
+    assert_eq!(huge["huge"]["phi_finite"], true, "{huge}");
+    assert!(huge["huge"]["log10_m"].as_f64().is_some_and(|v| v > 20.0));
+    assert!(out.raw["lml"]["min_speedup"]
+        .as_f64()
+        .is_some_and(f64::is_finite));
+}
+
+#[test]
+fn fig2_smoke_produces_tables_checks_and_figures() {
+    let out = run(&Figure2, RunSize::Smoke);
+    assert_eq!(out.tables.len(), 2);
+    assert_eq!(out.curves.len(), 3);
+    assert_eq!(out.checks.len(), 7);
+    for method in out.raw["mean"].as_array().expect("mean") {
+        for v in method.as_array().expect("per p") {
+            for key in ["train", "joint"] {
+                let e = v[key].as_f64().expect("error");
+                assert!((0.0..=1.5).contains(&e), "{key}: {e}");
+            }
+        }
+    }
+    // Exactness with X ⊂ U and p = m is not a tolerance of the experiment's choosing.
+    let exact = out.raw["convergence"]["exact_case_max_error"]
+        .as_f64()
+        .expect("exact");
+    assert!(exact <= 1e-10, "{exact}");
+    // More basis functions never make GRIEF's own train–train error worse.
+    let grief: Vec<f64> = out.raw["mean"][0]
+        .as_array()
+        .expect("grief")
+        .iter()
+        .map(|v| v["train"].as_f64().expect("train"))
+        .collect();
+    assert!(grief.windows(2).all(|w| w[1] <= w[0] + 1e-12), "{grief:?}");
+}
+
+/// The quick sizes, with their tables printed: `cargo test --release -p gp-bench --test
+/// integration grief_experiments_quick -- --ignored --nocapture`.
+#[test]
+#[ignore = "quick sizes; run in release to time them"]
+fn grief_experiments_quick() {
+    run(&Scaling, RunSize::Quick);
+    run(&Figure2, RunSize::Quick);
+}
