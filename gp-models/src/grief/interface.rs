@@ -83,7 +83,7 @@ impl GpModel for Grief {
     /// the length scales streams over the data once more.
     fn lml(&self, request: &LmlRequest) -> Result<LmlEstimate> {
         let fit = self.woodbury()?;
-        let (lml, grad) = self.lml_and_grad(request.gradient)?;
+        let (lml, grad) = self.lml_and_grad_with(&fit, request.gradient)?;
         let log_det = fit.log_det_k();
         Ok(LmlEstimate::exact(lml, grad, fit.data_fit(), log_det))
     }

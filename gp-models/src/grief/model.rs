@@ -198,6 +198,17 @@ impl Grief {
     /// failure.
     pub fn lml_and_grad(&self, gradient: bool) -> Result<(f64, Vec<f64>)> {
         let fit = self.woodbury()?;
+        self.lml_and_grad_with(&fit, gradient)
+    }
+
+    /// [`lml_and_grad`](Self::lml_and_grad) from a weight-space fit at this model's
+    /// hyperparameters (one `p × p` factorization serves the value, the gradient and the
+    /// data-fit and log-determinant parts).
+    pub(crate) fn lml_and_grad_with(
+        &self,
+        fit: &WoodburyFit<'_>,
+        gradient: bool,
+    ) -> Result<(f64, Vec<f64>)> {
         if !gradient {
             return Ok((fit.lml(), Vec::new()));
         }
