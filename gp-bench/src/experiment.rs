@@ -51,6 +51,9 @@ pub struct RunContext<'a> {
     /// The experiment's progress bar: set its length, advance it, and put the current size
     /// in its message. Hidden in tests.
     pub progress: &'a ProgressBar,
+    /// Run only the first `K` folds of each data set (`--folds K`) in experiments that
+    /// cross-validate; `None`: the size's number.
+    pub folds: Option<usize>,
 }
 
 /// A table with a title, for the report.

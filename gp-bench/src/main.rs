@@ -51,6 +51,10 @@ enum Command {
         /// Do not draw progress bars.
         #[arg(long)]
         no_progress: bool,
+        /// Run only the first K folds of each data set in the experiments that
+        /// cross-validate (GRIEF `table1-folds`); default: the size's number.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        folds: Option<u64>,
     },
     /// List every data set gp-bench knows: where it was found, its size, real or stand-in.
     Datasets {
@@ -194,6 +198,7 @@ fn reproduce(
     out: Option<PathBuf>,
     seed: u64,
     show_progress: bool,
+    folds: Option<usize>,
 ) -> Result<bool, BenchError> {
     let (dir, root) = data_dir(explicit_dir)?;
     let out_root = out.unwrap_or_else(|| {
@@ -224,6 +229,7 @@ fn reproduce(
         data_dir: dir,
         out_root: out_root.clone(),
         show_progress,
+        folds,
     };
     let runs = run_papers(&selected, &options)?;
     let mut ok = true;
@@ -266,7 +272,16 @@ fn run(cli: Cli) -> Result<bool, BenchError> {
             out,
             seed,
             no_progress,
-        } => reproduce(paper, size.size(), data_dir, out, seed, !no_progress),
+            folds,
+        } => reproduce(
+            paper,
+            size.size(),
+            data_dir,
+            out,
+            seed,
+            !no_progress,
+            folds.map(|k| usize::try_from(k).unwrap_or(usize::MAX)),
+        ),
         Command::Datasets { data_dir: explicit } => {
             let (dir, _) = data_dir(explicit)?;
             println!("data directory: {}\n", dir.describe());

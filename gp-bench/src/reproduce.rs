@@ -29,6 +29,8 @@ pub struct ReproduceOptions {
     pub out_root: PathBuf,
     /// Draw progress bars (on standard error, only when it is a terminal).
     pub show_progress: bool,
+    /// The first `K` folds only, in the experiments that cross-validate (`--folds`).
+    pub folds: Option<usize>,
 }
 
 /// The summed wall-time estimate of the papers' experiments at `size`, in seconds.
@@ -99,6 +101,7 @@ fn run_paper_into(
             seed: options.seed,
             data_dir: &options.data_dir,
             progress: &progress,
+            folds: options.folds,
         };
         let t0 = Instant::now();
         let outcome = exp.run(&ctx).map_err(|e| e.to_string());

@@ -18,6 +18,7 @@ fn run(exp: &dyn Experiment, size: RunSize) -> ExperimentOutput {
         seed: 0,
         data_dir: &data_dir,
         progress: &progress,
+        folds: None,
     };
     let start = std::time::Instant::now();
     let out = exp.run(&ctx).expect("experiment runs");

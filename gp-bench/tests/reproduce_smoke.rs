@@ -154,3 +154,26 @@ fn an_unwritable_out_directory_fails_before_anything_runs() {
     assert!(!stdout.contains("report:"), "experiments ran:\n{stdout}");
     assert!(started.elapsed().as_secs() < 30);
 }
+
+/// `--folds K` must be at least 1: zero folds is refused before anything runs.
+#[test]
+fn zero_folds_are_refused() {
+    let out = tempfile::tempdir().expect("temp dir");
+    let status = Command::new(env!("CARGO_BIN_EXE_gp-bench"))
+        .args([
+            "reproduce",
+            "grief",
+            "--smoke",
+            "--no-progress",
+            "--folds",
+            "0",
+            "--out",
+        ])
+        .arg(out.path())
+        .output()
+        .expect("runs gp-bench");
+    assert!(!status.status.success());
+    let stderr = String::from_utf8_lossy(&status.stderr);
+    assert!(stderr.contains("--folds"), "{stderr}");
+    assert!(!out.path().join("grief").exists());
+}

@@ -124,9 +124,8 @@ impl Experiment for Table1Folds {
     fn title_at(&self, size: RunSize) -> String {
         let p = plan(size);
         format!(
-            "Table 1: GP-GRIEF-II, GP-GRIEF-I and the exact GP on the paper's folds ({} set(s), {} of {UCI_FOLDS} folds, GRIEF-I p = {} with MALA {} iterations)",
+            "Table 1: GP-GRIEF-II, GP-GRIEF-I and the exact GP on the paper's folds ({} set(s), GRIEF-I p = {} with MALA {} iterations)",
             p.sets.len(),
-            p.folds,
             p.p_type_one,
             p.mala.iterations
         )
@@ -139,7 +138,7 @@ impl Experiment for Table1Folds {
     fn describe_size(&self, size: RunSize) -> String {
         let p = plan(size);
         format!(
-            "{} on {} of the {UCI_FOLDS} Yang et al. folds; L-BFGS ≤ {} iterations; GRIEF-I p = {} with MALA {} iterations, burn-in {}, every {}th kept",
+            "{} on the first {} of the {UCI_FOLDS} Yang et al. folds (or --folds K); L-BFGS ≤ {} iterations; GRIEF-I p = {} with MALA {} iterations, burn-in {}, every {}th kept",
             p.sets.join(", "),
             p.folds,
             p.max_iterations,
@@ -207,7 +206,11 @@ impl Experiment for Table1Folds {
                 checks: Vec::new(),
             });
         };
-        ctx.progress.set_length((p.sets.len() * p.folds) as u64);
+        let folds = ctx.folds.map_or(p.folds, |k| k.clamp(1, UCI_FOLDS));
+        notes.push(format!(
+            "Folds run: the first {folds} of the {UCI_FOLDS} Yang et al. folds of each set."
+        ));
+        ctx.progress.set_length((p.sets.len() * folds) as u64);
         let mut table = Table::new([
             "dataset",
             "method",
@@ -237,11 +240,11 @@ impl Experiment for Table1Folds {
                 }
             };
             let mut results: Vec<GriefFoldResult> = Vec::new();
-            for k in 0..p.folds {
+            for k in 0..folds {
                 ctx.progress.set_message(format!(
                     "{name} fold {}/{} (n = {}, d = {})",
                     k + 1,
-                    p.folds,
+                    folds,
                     row.n,
                     row.d
                 ));

@@ -408,6 +408,7 @@ pub fn run_full_rows(
         seed: 0,
         data_dir,
         progress: &progress,
+        folds: None,
     };
     Table1::run_rows(selected, &ctx)
 }
