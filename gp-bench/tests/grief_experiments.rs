@@ -4,6 +4,7 @@
 
 use gp_bench::data::{DataDir, DataDirOrigin};
 use gp_bench::experiment::{Experiment, ExperimentOutput, RunContext, RunSize};
+use gp_bench::papers::grief::fig1::Figure1;
 use gp_bench::papers::grief::fig2::Figure2;
 use gp_bench::papers::grief::scaling::Scaling;
 
@@ -43,7 +44,10 @@ fn grief_registers_scaling_and_fig2() {
     let paper = gp_bench::papers::find("grief").expect("grief");
     let names: Vec<&str> = paper.experiments.iter().map(|e| e.name()).collect();
     assert!(
-        names.contains(&"scaling") && names.contains(&"fig2"),
+        names.contains(&"scaling")
+            && names.contains(&"fig2")
+            && names.contains(&"fig1")
+            && names.contains(&"table1-folds"),
         "{names:?}"
     );
 }
@@ -101,4 +105,19 @@ fn fig2_smoke_produces_tables_checks_and_figures() {
 fn grief_experiments_quick() {
     run(&Scaling, RunSize::Quick);
     run(&Figure2, RunSize::Quick);
+}
+
+/// Fig. 1 at smoke size: one table with both models, a per-seed figure and check 14, with
+/// finite RMSEs well below the function's own scale.
+#[test]
+fn fig1_smoke_compares_grief_with_the_exact_gp() {
+    let out = run(&Figure1, RunSize::Smoke);
+    assert_eq!(out.tables.len(), 1);
+    assert_eq!(out.curves.len(), 1);
+    assert_eq!(out.checks.len(), 1);
+    let mean = &out.raw["mean"];
+    for key in ["exact", "grief"] {
+        let v = mean[key].as_f64().expect("number");
+        assert!(v.is_finite() && v > 0.0 && v < 1.0, "{key}: {v}");
+    }
 }
