@@ -19,6 +19,7 @@ use faer::{Col, MatRef};
 
 use crate::error::{ModelError, Result};
 use crate::grief::model::Grief;
+use crate::grief::stats::GriefStats;
 use crate::grief::woodbury::WoodburyFit;
 use crate::sampling::{mala, LogNormal, LogSpaceTarget, MalaOptions, MalaRun, MixtureMoments};
 
@@ -62,6 +63,20 @@ pub struct GriefPosterior {
     pub run: MalaRun,
 }
 
+/// The weight-space fit at `(w, σ²)`, reusing the buffers of `previous` when there is one
+/// (the sampler and the averaged predictions visit many weights on the same statistics).
+fn refit_or_new<'s>(
+    previous: Option<WoodburyFit<'s>>,
+    stats: &'s GriefStats,
+    w: &[f64],
+    noise: f64,
+) -> Result<WoodburyFit<'s>> {
+    match previous {
+        Some(fit) => fit.refit(w, noise),
+        None => WoodburyFit::new(stats, w, noise),
+    }
+}
+
 impl Grief {
     /// GP-GRIEF-I: samples the eigenfunction weights and the noise variance by MALA (see
     /// the [module documentation](crate::grief::type_one)), with this model's length
@@ -88,10 +103,7 @@ impl Grief {
                 *we = sf2 * w;
             }
             let noise = x[p];
-            let next = match fit.take() {
-                Some(f) => f.refit(&w_eff, noise)?,
-                None => WoodburyFit::new(stats, &w_eff, noise)?,
-            };
+            let next = refit_or_new(fit.take(), stats, &w_eff, noise)?;
             let (lml, dw, dnoise) = next.lml_and_gradients();
             fit = Some(next);
             let mut grad: Vec<f64> = dw.iter().map(|g| sf2 * g).collect();
@@ -160,10 +172,7 @@ impl GriefPosterior {
                 *we = sf2 * ui.exp();
             }
             let noise = u[p].exp();
-            let next = match fit.take() {
-                Some(f) => f.refit(&w_eff, noise)?,
-                None => WoodburyFit::new(&model.stats, &w_eff, noise)?,
-            };
+            let next = refit_or_new(fit.take(), &model.stats, &w_eff, noise)?;
             let (mean, var) = next.predict(phi.as_ref())?;
             let mean: Vec<f64> = mean.iter().copied().collect();
             let var_f: Vec<f64> = var.iter().copied().collect();

@@ -19,7 +19,8 @@ use gp_kernels::SquaredExponential;
 use gp_models::grief::{Grief, GriefOptions, GriefSamplerOptions};
 use gp_models::sampling::MalaOptions;
 use gp_models::{
-    train, ExactGp, GpModel, LbfgsOptions, Optimizer, PredictRequest, TrainOptions, TrainStart,
+    train, ExactGp, GpModel, LbfgsOptions, Optimizer, PredictRequest, TrainOptions, TrainReport,
+    TrainStart,
 };
 
 use crate::data::{permutation, Dataset, Standardizer};
@@ -107,6 +108,13 @@ fn lbfgs(max_iterations: usize, start: TrainStart) -> TrainOptions {
     }
 }
 
+/// "`k` its, why it stopped" for the best run of a training report.
+fn stop_summary(report: &TrainReport) -> String {
+    report.best().map_or_else(String::new, |b| {
+        format!("{} its, {}", b.iterations, b.reason)
+    })
+}
+
 fn rows(x: MatRef<'_, f64>, idx: &[usize]) -> Mat<f64> {
     Mat::from_fn(idx.len(), x.ncols(), |i, j| x[(idx[i], j)])
 }
@@ -157,9 +165,7 @@ pub fn run_grief_fold(
                 let pred = trained
                     .model
                     .predict(x_test.as_ref(), &PredictRequest::mean())?;
-                let reason = trained.report.best().map_or_else(String::new, |b| {
-                    format!("{} its, {}", b.iterations, b.reason)
-                });
+                let reason = stop_summary(&trained.report);
                 Ok((pred.mean, reason))
             });
             let (mean, detail) = out?;
@@ -185,9 +191,7 @@ pub fn run_grief_fold(
         let pred = trained
             .model
             .predict(x_test.as_ref(), &PredictRequest::mean())?;
-        let detail = trained.report.best().map_or_else(String::new, |b| {
-            format!("{} its, {}", b.iterations, b.reason)
-        });
+        let detail = stop_summary(&trained.report);
         Ok((pred.mean, trained.model.eigenfunctions(), log10_m, detail))
     });
     let (mean_two, p_two, log10_m, detail_two) = out?;

@@ -20,7 +20,7 @@
 use serde_json::json;
 
 use super::fold::{mean_std, run_fold, FoldOptions, FoldResult};
-use super::table1::{Table1Row, ROWS};
+use super::table1::{PaperRow, PAPER_TABLE};
 use crate::data::catalog::load_or_stand_in;
 use crate::data::{k_fold, permutation, Dataset};
 use crate::error::BenchError;
@@ -33,6 +33,9 @@ use crate::table::{fmt_seconds, Table};
 /// The experiment.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct UciExact;
+
+/// The data sets: the paper's name (its Table 1 row) and the gp-bench catalogue name.
+const SETS: &[(&str, &str)] = &[("wine", "wine"), ("autompg", "mpg")];
 
 /// Folds of the partition (the paper's protocol).
 const FOLDS: usize = 10;
@@ -115,15 +118,18 @@ impl Experiment for UciExact {
     fn run(&self, ctx: &RunContext<'_>) -> Result<ExperimentOutput, BenchError> {
         let p = plan(ctx.size);
         let dir = ctx.data_dir.path.as_deref();
-        let mut datasets: Vec<(&Table1Row, Dataset)> = Vec::new();
-        for row in ROWS {
-            let loaded = load_or_stand_in(row.dataset, dir, ctx.seed)?;
+        let mut datasets: Vec<(&PaperRow, &str, Dataset)> = Vec::new();
+        for (paper_name, catalog_name) in SETS {
+            let Some(row) = PAPER_TABLE.iter().find(|r| r.paper_name == *paper_name) else {
+                continue;
+            };
+            let loaded = load_or_stand_in(catalog_name, dir, ctx.seed)?;
             let mut data = loaded.data;
             if let Some(m) = p.max_rows.filter(|&m| m < data.len()) {
                 let keep = permutation(data.len(), ctx.seed ^ 0x5eed)[..m].to_vec();
                 data = data.select_rows(&keep)?;
             }
-            datasets.push((row, data));
+            datasets.push((row, catalog_name, data));
         }
         ctx.progress.set_length((datasets.len() * p.folds) as u64);
 
@@ -162,7 +168,7 @@ impl Experiment for UciExact {
         let mut raw_sets = Vec::new();
         let mut curves = Vec::new();
         let mut checks = Vec::new();
-        for (row, data) in &datasets {
+        for (row, catalog_name, data) in &datasets {
             let splits = k_fold(data.len(), FOLDS, ctx.seed)?;
             let mut results: Vec<FoldResult> = Vec::new();
             for (k, split) in splits.iter().take(p.folds).enumerate() {
@@ -201,14 +207,14 @@ impl Experiment for UciExact {
                         "{}: exact-GP RMSE within the paper's tolerance",
                         row.paper_name
                     ),
-                    row.yang.within_tolerance(mean),
+                    row.yang.within_printed_tolerance(mean, row.digits),
                 ));
             }
             let verdict = if !real {
                 "n/a (synthetic stand-in)".to_string()
             } else if p.max_rows.is_some() {
                 "n/a (smoke subsample)".to_string()
-            } else if row.yang.within_tolerance(mean) {
+            } else if row.yang.within_printed_tolerance(mean, row.digits) {
                 "yes".to_string()
             } else {
                 format!("no (Δ = {:+.*})", row.digits, mean - row.yang.mean)
@@ -240,7 +246,8 @@ impl Experiment for UciExact {
                     String::new(),
                 ]);
             }
-            if real && p.max_rows.is_none() && !row.yang.within_tolerance(mean) {
+            if real && p.max_rows.is_none() && !row.yang.within_printed_tolerance(mean, row.digits)
+            {
                 notes.push(format!(
                     "`{}`: our exact GP ({mean:.3}) is outside the tolerance of the paper's \
                      exact-GP number ({}).{}",
@@ -287,7 +294,7 @@ impl Experiment for UciExact {
                     .collect(),
             });
             raw_sets.push(json!({
-                "dataset": row.dataset,
+                "dataset": catalog_name,
                 "paper_name": row.paper_name,
                 "origin": data.origin.describe(),
                 "real": real,
