@@ -50,6 +50,21 @@ pub enum LinalgError {
         /// The largest diagonal jitter that was tried.
         largest_jitter: f64,
     },
+    /// Bordering a Cholesky factor by one row failed: the new pivot is not positive (the
+    /// bordered matrix is not numerically positive definite) or not finite.
+    #[error(
+        "extending a Cholesky factor to order {order}: the new pivot d² = {pivot:e} is not positive; \
+         the new column is (numerically) linearly dependent on the previous ones, so stop at order {previous} \
+         or re-orthogonalize the basis"
+    )]
+    BorderBreakdown {
+        /// The order the factor would have had.
+        order: usize,
+        /// The order it keeps.
+        previous: usize,
+        /// The squared pivot `a_jj − ‖l‖²` that was not positive (or not finite).
+        pivot: f64,
+    },
     /// An argument is outside its valid range.
     #[error("invalid argument `{name}`: {reason}")]
     InvalidArgument {

@@ -13,9 +13,10 @@
 //! * Operator algebra ([`scaled`], [`sum`], [`shifted`], [`transpose`]): [`ScaledOperator`]
 //!   `c·A`, [`SumOperator`] `A₁ + … + A_m`, [`ShiftedOperator`] `A + σ²I` or `A + D`, and the
 //!   transpose: [`TransposeOperator`] (`Aᵀ x` under one name) with the [`Transposed`] wrapper.
-//! * Factorizations ([`cholesky`], [`eigen`], [`triangular`]): [`Cholesky`] with a
+//! * Factorizations ([`cholesky`], [`growing_cholesky`], [`eigen`], [`triangular`]): [`Cholesky`] with a
 //!   [`JitterLadder`] (the jitter that was needed is reported back, and a matrix that stays
-//!   indefinite gives [`LinalgError::NotPositiveDefinite`]); [`SymmetricEigen`]; checked
+//!   indefinite gives [`LinalgError::NotPositiveDefinite`]); [`GrowingCholesky`], bordered one
+//!   row at a time in `O(j²)`; [`SymmetricEigen`]; checked
 //!   triangular solves.
 //! * Vector kernels ([`vector`]): `dot`, `axpy`, `scale`, `norm2`, `norm_inf`, sequential
 //!   below [`vector::PARALLEL_THRESHOLD`] elements and rayon-parallel above; column-wise dots,
@@ -45,6 +46,7 @@ pub mod dense;
 pub mod diagonal;
 pub mod eigen;
 pub mod error;
+pub mod growing_cholesky;
 pub mod low_rank;
 pub mod operator;
 pub mod par;
@@ -68,6 +70,7 @@ pub use dense::DenseOperator;
 pub use diagonal::DiagonalOperator;
 pub use eigen::SymmetricEigen;
 pub use error::{LinalgError, Result};
+pub use growing_cholesky::GrowingCholesky;
 pub use low_rank::{LowRankOperator, LowRankPlusDiagonal};
 pub use operator::{LinearOperator, SharedOperator};
 pub use par::{
