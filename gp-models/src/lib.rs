@@ -91,6 +91,7 @@ pub mod grid;
 pub mod grief;
 pub mod gsgp;
 pub mod iterative;
+pub mod kmcg;
 pub mod optim;
 pub mod prelude;
 pub mod sampling;

@@ -22,6 +22,7 @@ mod interface;
 mod iterative;
 mod iterative_bad_input;
 mod iterative_bias;
+mod kmcg;
 mod love_memo;
 mod messages;
 mod normalize_y;

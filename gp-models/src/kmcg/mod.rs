@@ -1,0 +1,18 @@
+//! Kernel-machine conjugate gradients (Bartels & Hennig, "Conjugate Gradients for Kernel
+//! Machines", JMLR 21; spec `kmcg.md`).
+//!
+//! KMCG runs `P` conjugate-gradient steps on `K_M` (or, equivalently, on `K_M + σ²I`: the
+//! Krylov spaces coincide), keeps the directions `S` and treats
+//! `k̂(x, z) = k(x, X_M) S (SᵀK_M S)⁻¹ Sᵀk(X_M, z)` as a rank-`P` kernel: the GP mean, the
+//! DTC-type variance and the evidence then follow from two `P × P` Cholesky factors.
+//!
+//! * [`KmcgState`]: the incremental estimate, one direction at a time ([`KmcgColumns`]),
+//!   `O(j² + j n*)` per direction beyond the products that made it.
+//! * [`basis`]: the columns from a stored basis `S`, `Z = (K_M + cI) S` (FOM's, with the
+//!   shift `c` removed, so one FOM run on `K + σ²I` serves both CG and KMCG), and from a
+//!   subset `X_M ⊂ X` (`R = k(X, X_M) S`).
+pub mod basis;
+pub mod state;
+
+pub use basis::{columns_from_basis, SubsetProducts};
+pub use state::{KmcgBreakdown, KmcgColumns, KmcgState};
