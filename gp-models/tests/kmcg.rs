@@ -516,3 +516,45 @@ fn bad_input_is_a_typed_error() {
     let s = Mat::<f64>::zeros(4, 1);
     assert!(columns_from_basis(s.as_ref(), s.as_ref(), 0.0, &[0.0; 3], vec![]).is_err());
 }
+
+#[test]
+fn lanczos_coefficients_give_the_same_columns_as_the_stored_basis() {
+    let p = problem(40, 6, 0.05);
+    let n = 40;
+    for shift in [0.0, p.noise] {
+        let b = &p.k + Mat::<f64>::identity(n, n) * shift;
+        let k = 8;
+        let op = gp_linalg::DenseOperator::new(b.clone());
+        let yc = Col::from_fn(n, |i| p.y[i]);
+        let opts = LanczosOptions {
+            max_iterations: k + 1,
+            ..Default::default()
+        };
+        let lz = lanczos(&op, yc.as_ref(), &opts).unwrap();
+        let (diag, off) = (lz.tridiagonal.diagonal(), lz.tridiagonal.off_diagonal());
+        let q = lz.q.as_ref().subcols(0, k).to_owned();
+        let via_basis = run(&p, &q, 0.0);
+        let kss: Vec<f64> = (0..p.k_ss.nrows()).map(|i| p.k_ss[(i, i)]).collect();
+        let yty: f64 = p.y.iter().map(|v| v * v).sum();
+        let mut state = KmcgState::new(n, p.noise, yty, &kss).unwrap();
+        let mut cols = gp_models::kmcg::LanczosColumns::new(yty.sqrt(), shift);
+        let c = q.transpose() * &p.k_star;
+        for j in 0..k {
+            let row = (0..c.ncols()).map(|t| c[(j, t)]).collect();
+            assert!(state.push(&cols.next(diag[j], off[j], row)).unwrap());
+        }
+        rel_close(state.mean(), via_basis.mean(), 1e-9, "Lanczos mean");
+        rel_close(
+            &state.predictive_variance(),
+            &via_basis.predictive_variance(),
+            1e-9,
+            "Lanczos variance",
+        );
+        close(
+            state.neg_log_evidence(),
+            via_basis.neg_log_evidence(),
+            1e-9,
+            "Lanczos nlZ",
+        );
+    }
+}

@@ -11,8 +11,12 @@
 //! * [`basis`]: the columns from a stored basis `S`, `Z = (K_M + cI) S` (FOM's, with the
 //!   shift `c` removed, so one FOM run on `K + σ²I` serves both CG and KMCG), and from a
 //!   subset `X_M ⊂ X` (`R = k(X, X_M) S`).
+//! * [`run`]: [`KmcgRun`], KMCG driven one step at a time by FOM or by Lanczos
+//!   ([`lanczos_columns`]: the columns from the recurrence's coefficients, `O(1)` each).
 pub mod basis;
+pub mod lanczos_columns;
 pub mod state;
 
 pub use basis::{columns_from_basis, SubsetProducts};
+pub use lanczos_columns::LanczosColumns;
 pub use state::{KmcgBreakdown, KmcgColumns, KmcgState};
