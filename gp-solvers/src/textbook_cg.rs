@@ -155,7 +155,7 @@ impl<'a> TextbookCg<'a> {
             return Ok(self.break_down(FomBreakdown::NonFinite));
         }
         let rayleigh = curvature / dot(&self.d, &self.d);
-        if !(rayleigh > 0.0) {
+        if rayleigh.is_nan() || rayleigh <= 0.0 {
             return Ok(self.break_down(FomBreakdown::NonPositiveCurvature {
                 rayleigh,
                 max_rayleigh: self.max_rayleigh,

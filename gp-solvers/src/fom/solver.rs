@@ -199,7 +199,9 @@ impl<'a> FomSolver<'a> {
         // long direction of rounding-level curvature must not pass as a genuine one.
         // Checked before the direction joins S, so a rejected direction leaves no trace.
         let rayleigh = curvature / s_norm_sq;
-        if !(rayleigh > self.options.breakdown_tolerance * self.max_rayleigh && rayleigh > 0.0) {
+        let genuine =
+            rayleigh > 0.0 && rayleigh > self.options.breakdown_tolerance * self.max_rayleigh;
+        if !genuine {
             return Ok(self.break_down(FomBreakdown::NonPositiveCurvature {
                 rayleigh,
                 max_rayleigh: self.max_rayleigh,
