@@ -140,7 +140,9 @@ impl<'a> TextbookCg<'a> {
         })
     }
 
-    /// Takes one step; `Ok(None)` (nothing changes) once the run has stopped.
+    /// Takes one step. Returns `Ok(None)` when the step breaks down (the state stays that
+    /// of the step before, [`status`](Self::status) says why) and, changing nothing, once
+    /// the run has stopped.
     pub fn step(&mut self) -> Result<Option<FomStep>> {
         if self.status != FomStatus::Running {
             return Ok(None);

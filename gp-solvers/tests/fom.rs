@@ -3,9 +3,12 @@
 
 use crate::common;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use common::*;
-use faer::{Col, Mat, MatRef};
-use gp_linalg::{Cholesky, DenseOperator, LinalgError};
+use faer::reborrow::ReborrowMut;
+use faer::{Col, ColMut, ColRef, Mat, MatRef};
+use gp_linalg::{Cholesky, DenseOperator, LinalgError, LinearOperator};
 use gp_solvers::{
     fom, lanczos, FomBreakdown, FomOptions, FomSolver, FomStatus, LanczosOptions, LanczosSolver,
     LanczosStatus, SolverError, TextbookCg, TextbookCgOptions,
@@ -433,4 +436,117 @@ fn bad_input_is_a_typed_error() {
         LanczosSolver::new(&rect, ones.as_ref(), &lo),
         Err(SolverError::ShapeMismatch { .. })
     ));
+}
+
+/// A dense operator whose products turn NaN from the `fail_at`-th on (1-based).
+struct FailingOperator {
+    inner: DenseOperator,
+    calls: AtomicUsize,
+    fail_at: usize,
+}
+
+impl LinearOperator for FailingOperator {
+    fn nrows(&self) -> usize {
+        self.inner.nrows()
+    }
+    fn ncols(&self) -> usize {
+        self.inner.ncols()
+    }
+    fn matvec(&self, x: ColRef<'_, f64>, mut out: ColMut<'_, f64>) {
+        let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        self.inner.matvec(x, out.rb_mut());
+        if call >= self.fail_at {
+            out[0] = f64::NAN;
+        }
+    }
+}
+
+fn failing(n: usize, fail_at: usize) -> FailingOperator {
+    FailingOperator {
+        inner: DenseOperator::new(spd(n, 20)),
+        calls: AtomicUsize::new(0),
+        fail_at,
+    }
+}
+
+#[test]
+fn a_non_finite_product_freezes_every_solver() {
+    let n = 12;
+    let b = col(&gaussian(n, 1, 21));
+    // FOM: steps 1 and 2 are kept, step 3 breaks down.
+    let op = failing(n, 3);
+    let mut f = FomSolver::new(&op, b.as_ref(), &opts(n)).unwrap();
+    assert!(f.step().unwrap().is_some());
+    assert!(f.step().unwrap().is_some());
+    let (x2, r2, g2) = (f.solution(), f.residual_norm(), f.gram());
+    assert!(f.step().unwrap().is_none());
+    assert_eq!(
+        f.status(),
+        FomStatus::Breakdown {
+            step: 3,
+            reason: FomBreakdown::NonFinite
+        }
+    );
+    assert_eq!(f.steps(), 2);
+    assert_eq!(f.gram_factor().dim(), 2);
+    assert_eq!((&f.solution() - &x2).norm_max(), 0.0);
+    assert_eq!(f.residual_norm(), r2);
+    assert_eq!(max_abs_diff(f.gram().as_ref(), g2.as_ref()), 0.0);
+    assert!(f.step().unwrap().is_none());
+    // Textbook CG.
+    let op = failing(n, 3);
+    let mut t = TextbookCg::new(&op, b.as_ref(), &TextbookCgOptions::default()).unwrap();
+    t.step().unwrap();
+    t.step().unwrap();
+    let x2 = t.solution().to_owned();
+    assert!(t.step().unwrap().is_none());
+    assert!(matches!(
+        t.status(),
+        FomStatus::Breakdown {
+            step: 3,
+            reason: FomBreakdown::NonFinite
+        }
+    ));
+    assert_eq!(t.steps(), 2);
+    assert_eq!((t.solution().to_owned() - &x2).norm_max(), 0.0);
+    // Lanczos: q_3 is dropped.
+    let op = failing(n, 3);
+    let mut l = LanczosSolver::new(&op, b.as_ref(), &LanczosOptions::default()).unwrap();
+    l.step().unwrap();
+    l.step().unwrap();
+    assert!(l.step().unwrap().is_none());
+    assert_eq!(l.status(), LanczosStatus::NonFinite);
+    assert_eq!(l.steps(), 2);
+    assert_eq!(l.basis().ncols(), 2);
+    assert_eq!(l.tridiagonal().unwrap().dim(), 2);
+}
+
+#[test]
+fn fom_without_a_curvature_threshold_still_stops_cleanly() {
+    // τ = 0 on a rank-deficient operator: only the Gram factor or a non-positive
+    // curvature can stop the run; whatever stops it, the state stays consistent.
+    let (n, rank) = (40, 5);
+    let g = gaussian(n, rank, 22);
+    let a = &g * g.transpose();
+    let b = col(&gaussian(n, 1, 23));
+    let op = DenseOperator::new(a);
+    let mut f = FomSolver::new(
+        &op,
+        b.as_ref(),
+        &FomOptions {
+            max_steps: n,
+            breakdown_tolerance: 0.0,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    f.run().unwrap();
+    let k = f.steps();
+    assert!(k >= rank, "{:?} after {k} steps", f.status());
+    assert_eq!(f.directions().ncols(), k);
+    assert_eq!(f.gram_factor().dim(), k);
+    assert_eq!(f.gram().nrows(), k);
+    assert_eq!(f.coefficients().len(), k);
+    assert!(f.solution().norm_max().is_finite());
+    assert!(f.step().unwrap().is_none());
 }

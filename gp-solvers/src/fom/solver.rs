@@ -173,8 +173,9 @@ impl<'a> FomSolver<'a> {
     }
 
     /// Takes one step: one product with `A`, then the Galerkin solution on the enlarged
-    /// space and the next direction. Returns `Ok(None)` (and changes nothing) once the run
-    /// has stopped; see [`status`](Self::status).
+    /// space and the next direction. Returns `Ok(None)` when the step breaks down (the
+    /// state stays that of the step before and [`status`](Self::status) says why) and,
+    /// changing nothing, once the run has stopped.
     ///
     /// Never errors in practice (the `Result` mirrors the other step interfaces); a
     /// numerical breakdown is a status, not an error.
