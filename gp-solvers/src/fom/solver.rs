@@ -234,7 +234,13 @@ impl<'a> FomSolver<'a> {
         let stb_j = dot(&self.s[j * n..(j + 1) * n], &self.b);
         let mut a = self.stb.clone();
         a.push(stb_j);
-        self.factor.solve_in_place(&mut a)?;
+        if let Err(e) = self.factor.solve_in_place(&mut a) {
+            // Unreachable (a has the factor's order); rolled back all the same so an error
+            // never leaves a half-taken step.
+            self.factor.truncate(j);
+            self.truncate_to(j);
+            return Err(e.into());
+        }
         // `next` held s_j (now copied into S): reuse it for r.
         let ztr = sweep::residual_and_projection(
             MatRef::from_column_major_slice(&self.z, n, j + 1),
