@@ -1,12 +1,11 @@
 //! The Lanczos process with full re-orthogonalization: `A Q_k ≈ Q_k T_k` with orthonormal
 //! `Q_k` and symmetric tridiagonal `T_k = Q_kᵀ A Q_k`.
 
-use faer::linalg::matmul::matmul;
-use faer::{Accum, ColMut, ColRef, Mat, MatMut, MatRef};
+use faer::{ColRef, Mat, MatRef};
 use gp_linalg::LinearOperator;
 
-use crate::cg::kernels::{dot, norm2};
-use crate::error::{check_shape, invalid, Result};
+use crate::error::Result;
+use crate::lanczos_steps::LanczosSolver;
 use crate::tridiagonal::SymTridiagonal;
 
 /// Options of [`lanczos`].
@@ -41,7 +40,7 @@ pub enum LanczosStatus {
     /// `A q` was NaN or infinite; `Q` and `T` hold the steps before.
     NonFinite,
     /// The process has not stopped: the status of a step interface
-    /// ([`FlaSolver`](crate::factorized::FlaSolver),
+    /// ([`LanczosSolver`], [`FlaSolver`](crate::factorized::FlaSolver),
     /// [`EflaSolver`](crate::factorized::EflaSolver)) while it runs, and of a result
     /// finished early through one. [`lanczos`], [`fla`](crate::fla()) and
     /// [`efla`](crate::efla()) never return it.
@@ -76,7 +75,7 @@ impl Lanczos {
 
 /// Runs `k` steps of Lanczos on a symmetric operator from the start vector `b`, with full
 /// re-orthogonalization (classical Gram–Schmidt, twice) of every new vector against all
-/// previous ones.
+/// previous ones: [`LanczosSolver`] run to the end.
 ///
 /// Errors with [`SolverError::ShapeMismatch`](crate::SolverError::ShapeMismatch) if `A` is
 /// not square or `b` has the wrong length, a non-finite error if `b` holds NaN or infinity,
@@ -101,83 +100,7 @@ pub fn lanczos(
     start: ColRef<'_, f64>,
     options: &LanczosOptions,
 ) -> Result<Lanczos> {
-    let n = op.nrows();
-    check_shape(op.shape(), (n, n), "lanczos (the operator must be square)")?;
-    check_shape((start.nrows(), 1), (n, 1), "lanczos (start vector)")?;
-    gp_linalg::validate::check_finite_col(start, "the Lanczos start vector")?;
-    let tol = options.breakdown_tolerance;
-    if !(tol.is_finite() && tol >= 0.0) {
-        return Err(invalid(
-            "breakdown_tolerance",
-            format!("must be finite and non-negative, got {tol}"),
-        ));
-    }
-    let start: Vec<f64> = (0..n).map(|i| start[i]).collect();
-    let start_norm = norm2(&start);
-    if start_norm == 0.0 {
-        return Err(invalid("start", "the Lanczos start vector is zero"));
-    }
-    let k_max = options.max_iterations.min(n);
-    // Q is stored column-major, grown one column at a time.
-    let mut q: Vec<f64> = Vec::with_capacity(n * k_max);
-    q.extend(start.iter().map(|v| v / start_norm));
-    let mut diagonal = Vec::new();
-    let mut off_diagonal = Vec::new();
-    let mut w = vec![0.0; n];
-    let mut coeffs = vec![0.0; k_max];
-    let par = gp_linalg::parallelism();
-    let mut status = LanczosStatus::MaxIterations;
-    for j in 0..k_max {
-        let qj = &q[j * n..(j + 1) * n];
-        op.matvec(ColRef::from_slice(qj), ColMut::from_slice_mut(&mut w));
-        let wnorm = norm2(&w);
-        if !wnorm.is_finite() {
-            status = LanczosStatus::NonFinite;
-            // Drop q_j: T has no entry for it.
-            break;
-        }
-        diagonal.push(dot(qj, &w));
-        if j + 1 == k_max {
-            break;
-        }
-        // w −= Q Qᵀ w, twice (this also removes α q_j and β q_{j−1}).
-        let qm = MatRef::from_column_major_slice(&q, n, j + 1);
-        let c = &mut coeffs[..j + 1];
-        for _ in 0..2 {
-            matmul(
-                MatMut::from_column_major_slice_mut(c, j + 1, 1),
-                Accum::Replace,
-                qm.transpose(),
-                MatRef::from_column_major_slice(&w, n, 1),
-                1.0,
-                par,
-            );
-            matmul(
-                MatMut::from_column_major_slice_mut(&mut w, n, 1),
-                Accum::Add,
-                qm,
-                MatRef::from_column_major_slice(c, j + 1, 1),
-                -1.0,
-                par,
-            );
-        }
-        let beta = norm2(&w);
-        if beta <= tol * wnorm.max(f64::MIN_POSITIVE) {
-            status = LanczosStatus::InvariantSubspace;
-            break;
-        }
-        off_diagonal.push(beta);
-        q.extend(w.iter().map(|v| v / beta));
-    }
-    let k = diagonal.len();
-    // A breakdown at step k (non-finite product) leaves the β that led to the dropped q_k.
-    off_diagonal.truncate(k.saturating_sub(1));
-    q.truncate(n * k);
-    let qmat = MatRef::from_column_major_slice(&q, n, k).to_owned();
-    Ok(Lanczos {
-        q: qmat,
-        tridiagonal: SymTridiagonal::new(diagonal, off_diagonal)?,
-        status,
-        start_norm,
-    })
+    let mut solver = LanczosSolver::new(op, start, options)?;
+    while solver.step()?.is_some() {}
+    solver.into_lanczos()
 }

@@ -15,6 +15,17 @@
 //!   negative squared norm is convergence) and the [`KrylovRecord`] of residual norms,
 //!   `α`/`β` and the implied tridiagonal.
 //! * [`lanczos`](mod@lanczos): Lanczos with full re-orthogonalization (`Q`, `T`).
+//! * [`lanczos_steps`]: [`LanczosSolver`], the step interface of that Lanczos process
+//!   (one vector per step; `Q`, `α_j`, `β_j` and `T` after each), which
+//!   [`lanczos()`](lanczos()) runs to the end.
+//! * [`fom`](mod@fom): CG as a projection method with complete re-orthogonalisation
+//!   ([`FomSolver`], Saad's FOM; the stable CG of the KMCG paper): `A`-conjugate
+//!   directions `S`, their products `Z = AS`, the Gram matrix `SᵀAS` and its Cholesky
+//!   factor grown by bordering, the Galerkin solution; breakdowns freeze the last valid
+//!   state. [`fom()`](fom()) runs it to the end.
+//! * [`textbook_cg`]: [`TextbookCg`], textbook CG with normalised directions, recording
+//!   `S` and `Z` without re-orthogonalisation (it loses `A`-conjugacy: the paper's
+//!   Figure 15).
 //! * [`tridiagonal`]: [`SymTridiagonal`], its eigen-decomposition and Gauss quadrature
 //!   `e₁ᵀ f(T) e₁`; the tridiagonal implied by CG coefficients.
 //! * [`slq`] and [`trace`]: stochastic Lanczos quadrature for `log det A` (with
@@ -65,12 +76,15 @@ pub mod cg;
 pub mod error;
 pub mod estimate;
 pub mod factorized;
+pub mod fom;
 pub mod krylov;
 pub mod lanczos;
+pub mod lanczos_steps;
 pub mod precond;
 pub mod probe_solve;
 pub mod probes;
 pub mod slq;
+pub mod textbook_cg;
 pub mod trace;
 pub mod tridiagonal;
 
@@ -90,9 +104,11 @@ pub use factorized::{
     FactorizedLanczos, FactorizedStatus, FactorizedVector, FcgSolver, FlaSolver, LanczosStep,
     OperatorSystem, StartVector, WeightSpaceSystem,
 };
+pub use fom::{fom, FomBreakdown, FomOptions, FomResult, FomSolver, FomStatus, FomStep};
 pub use gp_linalg::LinearOperator;
 pub use krylov::{KrylovRecord, Status, StoppingRule};
 pub use lanczos::{lanczos, Lanczos, LanczosOptions, LanczosStatus};
+pub use lanczos_steps::{LanczosIteration, LanczosSolver};
 pub use precond::pivoted_cholesky::{
     pivoted_cholesky_preconditioner, ColumnAccess, PivotedCholesky, PivotedCholeskyOptions,
 };
@@ -100,5 +116,6 @@ pub use precond::{IdentityPreconditioner, Preconditioner};
 pub use probe_solve::{solve_with_probes, ProbeSolve};
 pub use probes::{ProbeDistribution, ProbeOptions, Probes};
 pub use slq::{slq_log_det, slq_log_det_from_cg, SlqScaling};
+pub use textbook_cg::{TextbookCg, TextbookCgOptions};
 pub use trace::{hutchinson_from_products, hutchinson_inverse_trace, hutchinson_trace};
 pub use tridiagonal::SymTridiagonal;

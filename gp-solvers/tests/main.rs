@@ -12,6 +12,7 @@ mod factorized_errors;
 mod factorized_lanczos;
 mod factorized_lanczos_steps;
 mod factorized_simplified;
+mod fom;
 mod lanczos;
 mod precond;
 mod properties;
