@@ -558,3 +558,148 @@ fn lanczos_coefficients_give_the_same_columns_as_the_stored_basis() {
         );
     }
 }
+
+/// KMCG driven by a real solver on `K + cI`, `steps` directions, at the problem's test points.
+fn driven(p: &Problem, basis: gp_models::kmcg::KmcgBasis, shift: f64, steps: usize) -> KmcgState {
+    use gp_models::kmcg::{dense_test_rows, KmcgRun};
+    let n = p.k.nrows();
+    let op = gp_linalg::DenseOperator::new(&p.k + Mat::<f64>::identity(n, n) * shift);
+    let kss: Vec<f64> = (0..p.k_ss.nrows()).map(|i| p.k_ss[(i, i)]).collect();
+    let mut run = KmcgRun::new(
+        &op,
+        shift,
+        &p.y,
+        p.noise,
+        &kss,
+        dense_test_rows(p.k_star.as_ref()),
+        basis,
+        steps,
+    )
+    .unwrap();
+    let mut taken = 0;
+    while let Some(step) = run.step().unwrap() {
+        taken += 1;
+        assert_eq!(step.steps, taken);
+    }
+    assert_eq!(taken, steps, "stopped early: {:?}", run.status());
+    run.state().clone()
+}
+
+#[test]
+fn fom_and_lanczos_runs_on_k_or_k_plus_noise_give_the_dense_krylov_estimate() {
+    use gp_models::kmcg::KmcgBasis;
+    let p = problem(50, 6, 0.05);
+    for steps in [1, 5, 12] {
+        let reference = run(&p, &krylov(&p.k, &p.y, steps), 0.0);
+        for basis in [KmcgBasis::Fom, KmcgBasis::Lanczos] {
+            for shift in [0.0, p.noise] {
+                let st = driven(&p, basis, shift, steps);
+                let what = format!("{basis:?}, shift {shift}, P = {steps}");
+                rel_close(st.mean(), reference.mean(), 1e-8, &what);
+                rel_close(
+                    &st.predictive_variance(),
+                    &reference.predictive_variance(),
+                    1e-8,
+                    &what,
+                );
+                close(
+                    st.neg_log_evidence(),
+                    reference.neg_log_evidence(),
+                    1e-8,
+                    &what,
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_kmcg_model_predicts_what_the_run_estimates_and_is_exact_at_full_rank() {
+    use gp_kernels::{Matern, MaternNu};
+    use gp_models::kmcg::{Kmcg, KmcgBasis, KmcgOptions, KrylovMatrix};
+    use gp_models::{ExactGp, GpModel, LmlRequest, PredictRequest};
+    let kernel = Matern::new(MaternNu::FiveHalves, vec![0.7, 1.1], 1.3).unwrap();
+    let n = 40;
+    let x = Mat::from_fn(n, 2, |i, j| {
+        let t = i as f64 * 0.618_033_988_7 + j as f64 * 0.3;
+        3.0 * (t - t.floor()) + 0.2 * ((i * (j + 2)) % 5) as f64
+    });
+    let y = Col::from_fn(n, |i| x[(i, 0)].sin() + 0.5 * x[(i, 1)].cos());
+    let xs = Mat::from_fn(5, 2, |i, j| 0.2 + 0.5 * (i + j) as f64);
+    let noise = 0.05;
+    let exact = ExactGp::fit(kernel.clone(), x.as_ref(), y.as_ref(), noise).unwrap();
+    let full = Kmcg::fit(
+        kernel.clone(),
+        x.as_ref(),
+        y.as_ref(),
+        noise,
+        &KmcgOptions {
+            steps: n,
+            basis: KmcgBasis::Lanczos,
+            krylov_matrix: KrylovMatrix::KernelPlusNoise,
+        },
+    )
+    .unwrap();
+    // Full rank (if the run reached it; Lanczos on K + σ²I does here) is the exact GP.
+    assert_eq!(full.steps(), n, "{:?}", full.status());
+    let (m, v) = full.predict_mean_variance(xs.as_ref()).unwrap();
+    let pe = exact
+        .predict(xs.as_ref(), &PredictRequest::default())
+        .unwrap();
+    let pl = exact.lml(&LmlRequest::value()).unwrap().lml;
+    for i in 0..5 {
+        assert!((m[i] - pe.mean[i]).abs() < 1e-7 * pe.mean[i].abs().max(1.0));
+        assert!((v[i] - pe.latent_variance[i]).abs() < 1e-7);
+    }
+    assert!((-full.neg_log_evidence() - pl).abs() < 1e-7 * pl.abs());
+    // At P = 8 the model's predictions equal the incremental estimate at the same points.
+    let few = Kmcg::fit(
+        kernel.clone(),
+        x.as_ref(),
+        y.as_ref(),
+        noise,
+        &KmcgOptions {
+            steps: 8,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let k = kernel.matrix(x.as_ref(), x.as_ref()).unwrap();
+    let p = Problem {
+        k_star: kernel.matrix(x.as_ref(), xs.as_ref()).unwrap(),
+        k_ss: kernel.matrix(xs.as_ref(), xs.as_ref()).unwrap(),
+        k,
+        y: (0..n).map(|i| y[i]).collect(),
+        noise,
+    };
+    let st = driven(&p, KmcgBasis::Fom, 0.0, 8);
+    let (m8, v8) = few.predict_mean_variance(xs.as_ref()).unwrap();
+    rel_close(
+        &(0..5).map(|i| m8[i]).collect::<Vec<_>>(),
+        st.mean(),
+        1e-10,
+        "model mean",
+    );
+    rel_close(
+        &(0..5).map(|i| v8[i]).collect::<Vec<_>>(),
+        &st.latent_variance(),
+        1e-10,
+        "model variance",
+    );
+    close(
+        -few.lml(&LmlRequest::value()).unwrap().lml,
+        st.neg_log_evidence(),
+        1e-12,
+        "model evidence",
+    );
+    // No gradient, a typed error; new hyperparameters refit.
+    assert!(few.lml(&LmlRequest::with_gradient()).is_err());
+    let moved = few.with_log_params(&few.log_params()).unwrap();
+    close(
+        moved.neg_log_evidence(),
+        few.neg_log_evidence(),
+        1e-12,
+        "refit",
+    );
+    assert!(format!("{few}").contains("Kmcg"));
+}

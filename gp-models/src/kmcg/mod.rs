@@ -13,10 +13,17 @@
 //!   subset `X_M ⊂ X` (`R = k(X, X_M) S`).
 //! * [`run`]: [`KmcgRun`], KMCG driven one step at a time by FOM or by Lanczos
 //!   ([`lanczos_columns`]: the columns from the recurrence's coefficients, `O(1)` each).
+//! * [`Kmcg`] ([`model`], [`interface`]): KMCG as a fitted model with predictions at any
+//!   point and the [`GpModel`](crate::GpModel) interface.
 pub mod basis;
+pub mod interface;
 pub mod lanczos_columns;
+pub mod model;
+pub mod run;
 pub mod state;
 
 pub use basis::{columns_from_basis, SubsetProducts};
 pub use lanczos_columns::LanczosColumns;
+pub use model::{Kmcg, KmcgOptions, KrylovMatrix};
+pub use run::{dense_test_rows, KmcgBasis, KmcgRun, KmcgRunStatus, KmcgStep, TestRow};
 pub use state::{KmcgBreakdown, KmcgColumns, KmcgState};

@@ -345,6 +345,16 @@ impl KmcgState {
         }))
     }
 
+    /// The Cholesky factor of the projected Gram `G = SᵀK_M S`.
+    pub fn gram_factor(&self) -> &GrowingCholesky {
+        &self.gram
+    }
+
+    /// The Cholesky factor of `A = RᵀR + σ²G`.
+    pub fn system_factor(&self) -> &GrowingCholesky {
+        &self.system
+    }
+
     /// The coefficients `A⁻¹Rᵀy` in the basis `S` (so the mean at any point is
     /// `k(x, X_M) S A⁻¹Rᵀy`).
     pub fn weights(&self) -> Vec<f64> {

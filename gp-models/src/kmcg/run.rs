@@ -1,0 +1,239 @@
+//! KMCG driven step by step by a Krylov solver: FOM (CG with complete
+//! re-orthogonalisation, the paper's choice) or Lanczos with full re-orthogonalisation (same
+//! Krylov space, hence the same estimate, with `N × P` storage only).
+
+use faer::MatRef;
+use gp_linalg::LinearOperator;
+use gp_solvers::{FomOptions, FomSolver, FomStatus, LanczosSolver, LanczosStatus};
+
+use super::basis::columns_from_basis;
+use super::lanczos_columns::LanczosColumns;
+use super::state::{KmcgColumns, KmcgState};
+use crate::error::{ModelError, Result};
+
+/// `s ↦ Sᵀk(X_M, X*)` for one direction `s`: the new row of `C` at the test points,
+/// computed however the kernel's structure allows (a dense `k(X, X*)`, a Kronecker or
+/// Toeplitz product). Return an empty vector for no test points.
+pub type TestRow<'a> = Box<dyn Fn(&[f64]) -> Vec<f64> + Send + Sync + 'a>;
+
+/// A dense `k(X_M, X*)` (`M × n*`) as a [`TestRow`].
+pub fn dense_test_rows(cross: MatRef<'_, f64>) -> TestRow<'_> {
+    Box::new(move |s: &[f64]| {
+        (0..cross.ncols())
+            .map(|t| {
+                let c = cross.col(t);
+                s.iter().enumerate().map(|(i, v)| v * c[i]).sum()
+            })
+            .collect()
+    })
+}
+
+/// What one KMCG step reports.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KmcgStep {
+    /// Directions in the estimate after this step (`P`).
+    pub steps: usize,
+    /// The Krylov solver's relative residual (FOM) or the next off-diagonal (Lanczos).
+    pub solver_residual: f64,
+}
+
+/// Why a [`KmcgRun`] stopped, or `Running`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum KmcgRunStatus {
+    /// It can take more steps.
+    Running,
+    /// The Krylov solver stopped (its own status: converged, step cap, breakdown).
+    Solver(String),
+    /// The projected Gram or system factor broke down; the estimate is the last valid one.
+    Estimate(super::KmcgBreakdown),
+}
+
+enum Driver<'a> {
+    Fom(FomSolver<'a>),
+    Lanczos(LanczosSolver<'a>, LanczosColumns),
+}
+
+/// KMCG on `M = N` points, one direction per [`step`](Self::step): the caller decides when
+/// to stop (a step budget, a time limit, a tolerance) and reads the estimate at any step
+/// from [`state`](Self::state).
+///
+/// The Krylov solver runs on `krylov_op = K + cI` with the shift `c` given: `c = 0` (pass
+/// `K`) is the paper's run; `c = σ²` (pass `K + σ²I`) is the same Krylov space
+/// (`𝒦(K, y) = 𝒦(K + σ²I, y)`) and the same estimate in exact arithmetic, better
+/// conditioned, and FOM's iterate is then CG's own solve of `(K + σ²I)α = y`.
+pub struct KmcgRun<'a> {
+    driver: Driver<'a>,
+    state: KmcgState,
+    y: Vec<f64>,
+    shift: f64,
+    test_row: TestRow<'a>,
+    status: KmcgRunStatus,
+}
+
+impl std::fmt::Debug for KmcgRun<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KmcgRun")
+            .field("steps", &self.state.steps())
+            .field("shift", &self.shift)
+            .field("status", &self.status)
+            .finish()
+    }
+}
+
+/// Which Krylov solver builds the basis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KmcgBasis {
+    /// FOM, CG with complete re-orthogonalisation (spec §1.4): stores `S` and `Z = AS`
+    /// (`2 N P` numbers); its iterate is CG's solution. The paper's choice; the default.
+    #[default]
+    Fom,
+    /// Lanczos with full re-orthogonalisation: stores `Q` only (`N P` numbers);
+    /// `SᵀKS = T` and `RᵀR = T² + β²e eᵀ` come from the recurrence's coefficients.
+    Lanczos,
+}
+
+impl<'a> KmcgRun<'a> {
+    /// Sets up the run. `prior_variance` are `k(x*, x*)` at the test points (their number
+    /// must match what `test_row` returns), `max_steps` caps the Krylov solver.
+    ///
+    /// Errors: a noise variance that is not positive, `y` of the wrong length, zero or
+    /// non-finite `y`, a non-square operator.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        krylov_op: &'a dyn LinearOperator,
+        shift: f64,
+        y: &[f64],
+        noise_variance: f64,
+        prior_variance: &[f64],
+        test_row: TestRow<'a>,
+        basis: KmcgBasis,
+        max_steps: usize,
+    ) -> Result<Self> {
+        let n = krylov_op.nrows();
+        if y.len() != n {
+            return Err(ModelError::LengthMismatch {
+                context: "KmcgRun::new: targets against the operator's order",
+                expected: n,
+                found: y.len(),
+            });
+        }
+        if !shift.is_finite() {
+            return Err(ModelError::InvalidOption {
+                name: "shift",
+                reason: format!("must be finite, got {shift}"),
+            });
+        }
+        let yty = y.iter().map(|v| v * v).sum::<f64>();
+        let state = KmcgState::new(n, noise_variance, yty, prior_variance)?;
+        let b = faer::ColRef::from_slice(y);
+        let driver = match basis {
+            KmcgBasis::Fom => {
+                let opts = FomOptions {
+                    max_steps,
+                    ..FomOptions::default()
+                };
+                Driver::Fom(FomSolver::new(krylov_op, b, &opts)?)
+            }
+            KmcgBasis::Lanczos => {
+                let opts = gp_solvers::LanczosOptions {
+                    max_iterations: max_steps,
+                    ..Default::default()
+                };
+                Driver::Lanczos(
+                    LanczosSolver::new(krylov_op, b, &opts)?,
+                    LanczosColumns::new(yty.sqrt(), shift),
+                )
+            }
+        };
+        Ok(Self {
+            driver,
+            state,
+            y: y.to_vec(),
+            shift,
+            test_row,
+            status: KmcgRunStatus::Running,
+        })
+    }
+
+    /// The estimate after the steps taken.
+    pub fn state(&self) -> &KmcgState {
+        &self.state
+    }
+
+    /// Why the run stopped, or `Running`.
+    pub fn status(&self) -> &KmcgRunStatus {
+        &self.status
+    }
+
+    /// FOM's solver (for CG's own iterate and residual), if the basis is FOM.
+    pub fn fom(&self) -> Option<&FomSolver<'a>> {
+        match &self.driver {
+            Driver::Fom(f) => Some(f),
+            Driver::Lanczos(..) => None,
+        }
+    }
+
+    /// The directions so far (`S` of FOM, or Lanczos' `Q`; one more column than the
+    /// estimate holds if the last one broke the estimate down).
+    pub fn directions(&self) -> MatRef<'_, f64> {
+        match &self.driver {
+            Driver::Fom(f) => f.directions(),
+            Driver::Lanczos(l, _) => l.basis(),
+        }
+    }
+
+    /// Takes one direction. `Ok(None)` once the run has stopped ([`status`](Self::status)
+    /// says why).
+    ///
+    /// Errors: a failure of the operator's product the solver reports as an error, a test
+    /// row of the wrong length.
+    pub fn step(&mut self) -> Result<Option<KmcgStep>> {
+        if self.status != KmcgRunStatus::Running {
+            return Ok(None);
+        }
+        let (columns, residual) = match &mut self.driver {
+            Driver::Fom(fom) => {
+                let Some(step) = fom.step()? else {
+                    self.status = KmcgRunStatus::Solver(format!("{:?}", fom.status()));
+                    return Ok(None);
+                };
+                let (s, z) = (fom.directions(), fom.products());
+                let j = s.ncols() - 1;
+                let sj: Vec<f64> = (0..s.nrows()).map(|i| s[(i, j)]).collect();
+                let row = (self.test_row)(&sj);
+                let cols = columns_from_basis(s, z, self.shift, &self.y, row)?;
+                if !matches!(fom.status(), FomStatus::Running) {
+                    // The step was taken; the solver stops after it.
+                    self.status = KmcgRunStatus::Solver(format!("{:?}", fom.status()));
+                }
+                (cols, step.residual_norm / fom.rhs_norm())
+            }
+            Driver::Lanczos(lz, cols) => {
+                let Some(it) = lz.step()? else {
+                    self.status = KmcgRunStatus::Solver(format!("{:?}", lz.status()));
+                    return Ok(None);
+                };
+                let q = lz.basis();
+                let j = q.ncols() - 1;
+                let qj: Vec<f64> = (0..q.nrows()).map(|i| q[(i, j)]).collect();
+                let row = (self.test_row)(&qj);
+                let c: KmcgColumns = cols.next(it.alpha, it.beta, row);
+                if !matches!(it.status, LanczosStatus::Running) {
+                    self.status = KmcgRunStatus::Solver(format!("{:?}", it.status));
+                }
+                (c, it.beta)
+            }
+        };
+        if !self.state.push(&columns)? {
+            if let Some((_, why)) = self.state.breakdown() {
+                self.status = KmcgRunStatus::Estimate(why);
+            }
+            return Ok(None);
+        }
+        Ok(Some(KmcgStep {
+            steps: self.state.steps(),
+            solver_residual: residual,
+        }))
+    }
+}
