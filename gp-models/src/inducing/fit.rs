@@ -172,8 +172,7 @@ pub(crate) fn factorize<K: Kernel>(
 
     let data_fit = (btb - ctc) / s2;
     let sum_ln_lambda: f64 = lambda.iter().map(|t| t.ln()).sum();
-    let log_det =
-        l.log_det() - luu.log_det() + sum_ln_lambda + (n as f64 - m as f64) * s2.ln();
+    let log_det = l.log_det() - luu.log_det() + sum_ln_lambda + (n as f64 - m as f64) * s2.ln();
     let nlz = 0.5 * data_fit + 0.5 * log_det + n as f64 * HALF_LN_2PI;
     let raw_penalty = 0.5 * (diag_k.iter().sum::<f64>() - q_diag.iter().sum::<f64>()) / s2;
     let penalty_active = raw_penalty > 0.0;

@@ -5,8 +5,8 @@ use gp_kernels::Kernel;
 
 use crate::core::summary::write_summary;
 use crate::core::{
-    Gaussian, GpModel, LatentPrediction, LmlEstimate, LmlRequest, PredictRequest,
-    VarianceMethod, VarianceSource,
+    Gaussian, GpModel, LatentPrediction, LmlEstimate, LmlRequest, PredictRequest, VarianceMethod,
+    VarianceSource,
 };
 use crate::error::{ModelError, Result};
 use crate::inducing::model::SparseGp;

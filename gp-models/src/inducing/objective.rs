@@ -58,7 +58,9 @@ impl<K: Kernel> SparseGp<K> {
             _ => 0.0,
         });
         // R = E − βαᵀ − B diag(c) (m × N); S = R Bᵀ (m × m, symmetrized).
-        let r = Mat::from_fn(m, n, |a, i| e[(a, i)] - f.beta[a] * alpha[i] - bmat[(a, i)] * c[i]);
+        let r = Mat::from_fn(m, n, |a, i| {
+            e[(a, i)] - f.beta[a] * alpha[i] - bmat[(a, i)] * c[i]
+        });
         let mut s = &r * bmat.transpose();
         for a in 0..m {
             for b in a + 1..m {
@@ -92,8 +94,7 @@ impl<K: Kernel> SparseGp<K> {
         }
         for a in 0..m {
             for b in 0..m {
-                self.kernel
-                    .eval_with_grad(&u_rows[a], &u_rows[b], &mut dk);
+                self.kernel.eval_with_grad(&u_rows[a], &u_rows[b], &mut dk);
                 for (gq, d) in grad.iter_mut().zip(&dk) {
                     *gq -= 0.5 * s[(a, b)] * d;
                 }

@@ -3,7 +3,7 @@
 //! With `k_U* = k(U, x*)`, `L_uu L_uuᵀ = K_UU`, `L Lᵀ = σ²K_UU + ΦᵀΦ`:
 //! mean `k_U*ᵀ β`; latent variance `σ²‖L⁻¹k_U*‖²` (SoR) or
 //! `k_** − ‖L_uu⁻¹k_U*‖² + σ²‖L⁻¹k_U*‖²` (DTC, VFE, FITC); predictive variance `+ σ²`.
-//! Test points go in blocks of [`PREDICT_BLOCK`](crate::exact::PREDICT_BLOCK) rows, so
+//! Test points go in blocks of [`PREDICT_BLOCK`] rows, so
 //! memory stays `O(m · PREDICT_BLOCK)`.
 
 use faer::linalg::matmul::matmul;

@@ -88,7 +88,10 @@ impl InducingPoints {
                 d: 0,
             });
         }
-        for (len, context) in [(hi.len(), "upper grid bounds"), (counts.len(), "grid counts")] {
+        for (len, context) in [
+            (hi.len(), "upper grid bounds"),
+            (counts.len(), "grid counts"),
+        ] {
             if len != d {
                 return Err(ModelError::LengthMismatch {
                     context,
@@ -240,6 +243,12 @@ fn linspace(lo: f64, hi: f64, size: usize) -> Vec<f64> {
     }
     let step = (hi - lo) / (size - 1) as f64;
     (0..size)
-        .map(|k| if k + 1 == size { hi } else { lo + step * k as f64 })
+        .map(|k| {
+            if k + 1 == size {
+                hi
+            } else {
+                lo + step * k as f64
+            }
+        })
         .collect()
 }
