@@ -281,6 +281,24 @@ pub enum ModelError {
         /// Index of the first pivot that was not positive.
         pivot: usize,
     },
+    /// A factorization of a sparse (inducing-point) GP failed: `K_UU` or the system
+    /// `σ²K_UU + ΦᵀΦ` is not numerically positive definite after the jitter ladder of
+    /// [`SparseOptions::jitter`](crate::SparseOptions::jitter) (none by default), or
+    /// FITC's diagonal has a non-positive entry. With zero jitter this is what the
+    /// reference code reports as a crash.
+    #[error(
+        "{method} with {m} inducing points: {factor} failed (not numerically positive          definite; largest diagonal jitter tried {largest_jitter:e}); use fewer or          better-separated inducing points, or allow jitter (SparseOptions::jitter)"
+    )]
+    InducingCholesky {
+        /// The approximation being fitted.
+        method: crate::inducing::SparseMethod,
+        /// Which factor failed.
+        factor: crate::inducing::InducingFactor,
+        /// Number of inducing points.
+        m: usize,
+        /// The largest jitter that was tried (0 without a ladder).
+        largest_jitter: f64,
+    },
 }
 
 impl ModelError {

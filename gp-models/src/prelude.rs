@@ -13,5 +13,6 @@ pub use crate::data::NormalizedY;
 pub use crate::error::{ModelError, Result};
 pub use crate::grid::GridSettings;
 pub use crate::{
-    ExactGp, FitOptions, Gsgp, GsgpOptions, IterativeGp, IterativeOptions, Ski, SkiOptions,
+    ExactGp, FitOptions, Gsgp, GsgpOptions, InducingPoints, IterativeGp, IterativeOptions, Ski,
+    SkiOptions, SparseGp, SparseMethod, SparseOptions,
 };

@@ -18,6 +18,7 @@ mod grief_weight_space;
 mod gsgp_log_det;
 mod gsgp_stats;
 mod gsgp_vs_ski;
+mod inducing;
 mod interface;
 mod iterative;
 mod iterative_bad_input;
