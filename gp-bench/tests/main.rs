@@ -10,6 +10,7 @@ mod grief_experiments;
 mod grief_folds;
 mod gsgp_reproduction;
 mod index_status;
+mod kmcg_data;
 mod plot_axes;
 mod real_data;
 mod report_files;
