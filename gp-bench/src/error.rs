@@ -17,6 +17,9 @@ pub enum BenchError {
     /// From a model.
     #[error(transparent)]
     Model(#[from] gp_models::ModelError),
+    /// From an iterative solver.
+    #[error(transparent)]
+    Solver(#[from] gp_solvers::SolverError),
     /// From the structured-algebra layer.
     #[error(transparent)]
     Structured(#[from] gp_structured::StructuredError),

@@ -10,23 +10,29 @@
 //! structured operators), [`sound`] (the SOUND Toeplitz operators and SMSE) and [`metrics`]
 //! (ε_f, ε_var, ε_ev, SMSE, the inducing-count rules, the recording schedule, the seeds).
 
+pub mod claims;
+pub mod curves;
 pub mod dense;
+pub mod dense_run;
 pub mod exact;
+pub mod fig_dense;
 pub mod grid_reference;
 pub mod hyper;
 pub mod metrics;
+pub mod paper_table;
+pub mod paper_values;
 pub mod sound;
 pub mod toy;
 
 use super::Paper;
 
-/// The paper, with no experiments yet.
+/// The paper and its experiments.
 pub fn paper() -> Paper {
     Paper {
         key: "kmcg",
         title: "KMCG — Bartels & Hennig, Conjugate Gradients for Kernel Machines (JMLR 21)",
         spec: "shared/specs/kmcg.md",
-        pending: "no experiments implemented yet (the KMCG issue)",
-        experiments: Vec::new(),
+        pending: "the grid experiments (Figs. 7, 10) and SOUND (Fig. 8) are not registered yet",
+        experiments: vec![Box::new(fig_dense::DenseFigures)],
     }
 }

@@ -1,0 +1,110 @@
+//! Per-step records of every method on one problem.
+
+use serde::Serialize;
+
+/// The methods of the paper's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Method {
+    /// CG with complete re-orthogonalisation (FOM) on `K + σ²I`.
+    Cg,
+    /// KMCG on FOM directions (run on `K`).
+    Kmcg,
+    /// VFE (Titsias) with `M(P)` random inducing inputs.
+    Vfe,
+    /// FITC with `M(P)` random inducing inputs.
+    Fitc,
+    /// Textbook CG (normalised directions, no re-orthogonalisation) on `K + σ²I`.
+    CgTextbook,
+    /// KMCG on textbook-CG directions (run on `K`).
+    KmcgTextbook,
+}
+
+impl Method {
+    /// The row label of Appendix C.
+    pub fn paper_label(self) -> &'static str {
+        match self {
+            Self::Cg => "CG (full reorth.)",
+            Self::Kmcg => "KMCG",
+            Self::Vfe => "VFE",
+            Self::Fitc => "FITC",
+            Self::CgTextbook => "CG textbook",
+            Self::KmcgTextbook => "KMCG on textbook CG",
+        }
+    }
+
+    /// Our label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Cg => "CG (FOM)",
+            Self::Kmcg => "KMCG",
+            Self::Vfe => "VFE",
+            Self::Fitc => "FITC",
+            Self::CgTextbook => "CG (textbook)",
+            Self::KmcgTextbook => "KMCG on textbook CG",
+        }
+    }
+}
+
+/// The metrics of one method at one step `P` (averaged over repetitions for the
+/// baselines).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct StepMetrics {
+    /// Steps `P`.
+    pub p: usize,
+    /// `ε_f` (relative error of the mean against the exact GP's).
+    pub eps_f: f64,
+    /// `ε_var` (of the predictive variance incl. σ²); `None` for CG.
+    pub eps_var: Option<f64>,
+    /// `ε_ev` (of `−log p(y)`); `None` for CG. VFE: the textbook sign `nlZ_DTC + trace`.
+    pub eps_ev: Option<f64>,
+    /// `nlZ_hat − nlZ` (its sign is claim C5's).
+    pub nlz_error: Option<f64>,
+    /// VFE only: `ε_ev` with the paper's plotted (mis-signed) `nlZ_DTC − trace`.
+    pub eps_ev_plotted: Option<f64>,
+    /// Time: cumulative for CG/KMCG, this step's from-scratch fit for the baselines
+    /// (median over repetitions), seconds.
+    pub seconds: f64,
+}
+
+/// One method's record on one problem.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MethodCurve {
+    /// The method.
+    pub method: Method,
+    /// Its metrics at the recorded steps, increasing `P`.
+    pub steps: Vec<StepMetrics>,
+    /// The last step every repetition reached (a breakdown or a failed Cholesky ends a run:
+    /// the paper's "crash"), and the number of repetitions that crashed.
+    pub last_good: usize,
+    /// Repetitions that ended in a crash.
+    pub crashed: usize,
+    /// Repetitions run.
+    pub runs: usize,
+}
+
+impl MethodCurve {
+    /// The metrics at step `p`, if recorded.
+    pub fn at(&self, p: usize) -> Option<&StepMetrics> {
+        self.steps.iter().find(|s| s.p == p)
+    }
+}
+
+/// All methods on one data set and kernel.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProblemRun {
+    /// Data set (the paper's upper-case name).
+    pub dataset: String,
+    /// Kernel label (`SE`, `Matérn`).
+    pub kernel: String,
+    /// Whether real data or a labelled stand-in.
+    pub stand_in: bool,
+    /// The curves.
+    pub curves: Vec<MethodCurve>,
+}
+
+impl ProblemRun {
+    /// The curve of a method.
+    pub fn curve(&self, m: Method) -> Option<&MethodCurve> {
+        self.curves.iter().find(|c| c.method == m)
+    }
+}
