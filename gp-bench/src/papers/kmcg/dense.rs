@@ -3,18 +3,26 @@
 //! (not for TOY), the Appendix A hyperparameters, and the exact GP whose test mean replaces
 //! the test targets.
 //!
-//! **Feature dropping.** Features whose training standard deviation is 0 are dropped, as in
-//! the authors' code. So that the authors' lengthscales (Appendix A) can be used, the kept
-//! count must equal Appendix A's `d`; two sets need one more rule, because a column that is
-//! constant in the *original* training file is only near-constant over the merged rows:
-//! * AILERONS `x26` (diffSeTime2) is 0 in 13 748 of 13 750 rows;
-//! * ELEVATORS `x17` (diffSaTime4) is 0 in 16 596 of 16 599 rows.
+//! **Feature dropping.** The authors drop features whose training standard deviation is 0
+//! (§5 item 14), which on their split removed AILERONS 40 → 39, ELEVATORS 18 → 17 and
+//! POLETELECOMM 48 → 26. So that their lengthscales (Appendix A, one per kept feature, in
+//! order) apply, we drop exactly the same columns, whatever our split:
+//! * every column constant over all rows (POLETELECOMM's 22);
+//! * AILERONS `x32` (diffSeTime8, 2 non-zero rows of 13 750) and ELEVATORS `x15`
+//!   (diffSaTime2, 2 non-zero rows of 16 599): near-constant columns whose non-zero rows
+//!   fell into the authors' test fold. Which column it was is read off Appendix A: a
+//!   lengthscale of exactly 1.0 marks a (near-)constant feature the optimiser never moved,
+//!   and AILERONS has them at kept positions 26, 28, 30, 33, 35, 37 (= `x26, x28, x30, x34,
+//!   x36, x38`, so the dropped one lies between `x30` and `x34`: `x32`, the only
+//!   near-constant column there), ELEVATORS at position 16 (= `x17`, so `x15`, the only
+//!   other near-constant column before it, was dropped). The dataset README's "constant in
+//!   the original training file" columns (`x26`, `x17`) are *not* the ones the authors lost.
 //!
-//! The authors' split put those few non-zero rows in the test fold, so the column was
-//! constant in their training fold and dropped (40 → 39, 18 → 17); ours may not, so these
-//! two columns are always dropped ([`DenseSource::always_drop`]). POLETELECOMM drops its 22
-//! constant columns (48 → 26). A real file whose kept count differs from Appendix A's `d` is
-//! an error ([`BenchError::BadData`]).
+//! A kept column that happens to be constant in *our* training fold (a near-constant
+//! column whose few non-zero rows all land in the test fold) is kept and only centred (its
+//! scale is taken as 1, as [`crate::data::Standardizer`] does) and listed in
+//! [`DenseSplit::train_constant`], so `d` always equals Appendix A's. A real file whose kept
+//! count differs from Appendix A's `d` is an error ([`BenchError::BadData`]).
 //!
 //! **Stand-ins.** A missing file gives a labelled synthetic stand-in of the same `N` and the
 //! *kept* `d` (smooth sine-sum plus noise, [`crate::synthetic::smooth_regression`]), then the
@@ -49,7 +57,8 @@ pub struct DenseSource {
     pub n: usize,
     /// Input columns in the file.
     pub raw_d: usize,
-    /// Near-constant columns (0-based) dropped whatever the split (see the module docs).
+    /// Near-constant columns (0-based) the authors lost on their split, dropped whatever our
+    /// split (see the module docs).
     pub always_drop: &'static [usize],
 }
 
@@ -67,8 +76,8 @@ pub fn source(set: DenseSet) -> Option<DenseSource> {
     match set {
         DenseSet::Mpg => s("mpg.csv", 392, 7, &[]),
         DenseSet::Abalone => s("abalone.csv", 4177, 8, &[]),
-        DenseSet::Ailerons => s("ailerons.csv", 13_750, 40, &[25]),
-        DenseSet::Elevators => s("elevators.csv", 16_599, 18, &[16]),
+        DenseSet::Ailerons => s("ailerons.csv", 13_750, 40, &[31]),
+        DenseSet::Elevators => s("elevators.csv", 16_599, 18, &[14]),
         DenseSet::Poletele => s("poletele.csv", 15_000, 48, &[]),
         DenseSet::Pumadyn => s("pumadyn32nm.csv", 8192, 32, &[]),
         DenseSet::Precipitation | DenseSet::Toy => None,
@@ -91,6 +100,9 @@ pub struct DenseSplit {
     pub y_test_original: Col<f64>,
     /// Indices (0-based, in the file's column order) of the kept input columns.
     pub kept_features: Vec<usize>,
+    /// Kept columns (0-based, file order) that are constant in this training fold: centred
+    /// only, not scaled (see the module docs).
+    pub train_constant: Vec<usize>,
     /// Where the values came from.
     pub origin: DataOrigin,
 }
@@ -146,9 +158,16 @@ pub fn split_and_standardise(
     }
     let (train, test) = two_fold_split(n, seed);
     let standardise = set != DenseSet::Toy;
+    let varies = |idx: &[usize], j: usize| idx.iter().any(|&i| x[(i, j)] != x[(idx[0], j)]);
+    let all: Vec<usize> = (0..n).collect();
     let kept: Vec<usize> = (0..x.ncols())
         .filter(|j| !always_drop.contains(j))
-        .filter(|&j| !standardise || train.iter().any(|&i| x[(i, j)] != x[(train[0], j)]))
+        .filter(|&j| !standardise || varies(&all, j))
+        .collect();
+    let train_constant: Vec<usize> = kept
+        .iter()
+        .copied()
+        .filter(|&j| standardise && !varies(&train, j))
         .collect();
     let x_train = rows(x, &train, &kept);
     let y_train = entries(y, &train);
@@ -162,6 +181,7 @@ pub fn split_and_standardise(
             x_test,
             y_test_original: y_test,
             kept_features: kept,
+            train_constant,
             origin,
         });
     }
@@ -173,6 +193,7 @@ pub fn split_and_standardise(
         x_test: st.transform_x(x_test.as_ref())?,
         y_test_original: st.transform_y(y_test.as_ref()),
         kept_features: kept,
+        train_constant,
         origin,
     })
 }
