@@ -198,17 +198,26 @@ pub fn split_and_standardise(
     })
 }
 
+/// A dense set's rows before the split.
+#[derive(Debug, Clone)]
+pub struct RawDense {
+    /// Inputs, one row per point, in the file's column order.
+    pub x: Mat<f64>,
+    /// Targets.
+    pub y: Col<f64>,
+    /// Columns (0-based) to drop whatever the split ([`DenseSource::always_drop`]; empty
+    /// for generated values).
+    pub always_drop: &'static [usize],
+    /// Where the values came from.
+    pub origin: DataOrigin,
+}
+
 /// The raw rows of a set: from its file in `data_dir`, else a labelled stand-in (`N` and
-/// the kept `d` of Appendix A); TOY generated, PRECIPITATION always a stand-in. The third
-/// value is the columns to drop whatever the split.
+/// the kept `d` of Appendix A); TOY generated, PRECIPITATION always a stand-in.
 ///
 /// Errors: a malformed file (a missing one gives the stand-in), a file with a different
 /// number of columns than documented, and TOY's generator errors.
-pub fn load_raw(
-    set: DenseSet,
-    data_dir: Option<&Path>,
-    seed: u64,
-) -> Result<(Mat<f64>, Col<f64>, &'static [usize], DataOrigin), BenchError> {
+pub fn load_raw(set: DenseSet, data_dir: Option<&Path>, seed: u64) -> Result<RawDense, BenchError> {
     let d_kept = dense_hyper(set, KernelKind::SeArd).dim();
     match set {
         DenseSet::Toy => {
@@ -217,7 +226,12 @@ pub fn load_raw(
                 "KMCG TOY generator (authors' code): 400 points from U[0,1], N(0,1), \
                  1+0.1·N(0,1), −0.5+0.05·N(0,1); y ~ GP(SE, sf²=1, ℓ=0.2) + N(0, 0.02) (seed {seed})"
             ));
-            return Ok((x, y, &[], origin));
+            return Ok(RawDense {
+                x,
+                y,
+                always_drop: &[],
+                origin,
+            });
         }
         DenseSet::Precipitation => {
             let (x, y) = precipitation_stand_in(seed);
@@ -227,7 +241,12 @@ pub fn load_raw(
                  (1 + 0.2·N(0,1)) (seed {seed})",
                 x.nrows()
             ));
-            return Ok((x, y, &[], origin));
+            return Ok(RawDense {
+                x,
+                y,
+                always_drop: &[],
+                origin,
+            });
         }
         _ => {}
     }
@@ -253,7 +272,12 @@ pub fn load_raw(
                     ),
                 });
             }
-            Ok((d.x, d.y, src.always_drop, d.origin))
+            Ok(RawDense {
+                x: d.x,
+                y: d.y,
+                always_drop: src.always_drop,
+                origin: d.origin,
+            })
         }
         None => {
             let (x, y) = smooth_regression(src.n, d_kept, 0.01, seed);
@@ -264,7 +288,12 @@ pub fn load_raw(
                 set.name(),
                 src.file
             ));
-            Ok((x, y, &[], origin))
+            Ok(RawDense {
+                x,
+                y,
+                always_drop: &[],
+                origin,
+            })
         }
     }
 }
@@ -278,8 +307,15 @@ pub fn load_split(
     data_dir: Option<&Path>,
     seed: u64,
 ) -> Result<DenseSplit, BenchError> {
-    let (x, y, always_drop, origin) = load_raw(set, data_dir, seed)?;
-    let split = split_and_standardise(set, x.as_ref(), &y, always_drop, seed, origin)?;
+    let raw = load_raw(set, data_dir, seed)?;
+    let split = split_and_standardise(
+        set,
+        raw.x.as_ref(),
+        &raw.y,
+        raw.always_drop,
+        seed,
+        raw.origin,
+    )?;
     let d = dense_hyper(set, KernelKind::SeArd).dim();
     if split.x_train.ncols() != d {
         return Err(BenchError::BadData {
