@@ -37,7 +37,7 @@ use std::path::Path;
 use faer::{Col, Mat, MatRef};
 
 use super::exact::{exact_reference, ExactReference};
-use super::hyper::{dense_hyper, DenseHyper, DenseSet, KernelKind};
+use super::hyper::{dense_hyper, paper_exact, DenseHyper, DenseSet, KernelKind, PaperExact};
 use super::toy::{precipitation_stand_in, toy};
 use crate::data::csv_loader::{load_csv, CsvOptions};
 use crate::data::{permutation, DataOrigin, Standardizer};
@@ -348,6 +348,9 @@ pub struct KmcgDense {
     pub x_test: Mat<f64>,
     /// Test targets: the exact posterior mean (§3.3), equal to `exact.mean`.
     pub y_test: Col<f64>,
+    /// The original test targets (standardised as the training targets), before the
+    /// replacement.
+    pub y_test_original: Col<f64>,
     /// The exact GP at the fixed hyperparameters.
     pub exact: ExactReference,
     /// The fixed hyperparameters (Appendix A).
@@ -379,11 +382,28 @@ impl KmcgDense {
             y_train: split.y_train.clone(),
             x_test: split.x_test.clone(),
             y_test: exact.mean.clone(),
+            y_test_original: split.y_test_original.clone(),
             exact,
             hyper,
             origin: split.origin.clone(),
             stand_in: split.stand_in(),
         })
+    }
+
+    /// The exact GP's test MSE against the original targets,
+    /// `Σ (f̄(x*) − y*)² / n*` (Appendix B's "smse" field, comparable with
+    /// [`PaperExact::test_mse`]).
+    pub fn exact_test_mse(&self) -> f64 {
+        let n = self.y_test_original.nrows().max(1);
+        (0..self.y_test_original.nrows())
+            .map(|i| (self.exact.mean[i] - self.y_test_original[i]).powi(2))
+            .sum::<f64>()
+            / n as f64
+    }
+
+    /// The authors' exact-GP values for this (set, kernel) (Appendix B), for the report.
+    pub fn paper_values(&self) -> &'static PaperExact {
+        paper_exact(self.set, self.kind)
     }
 
     /// Whether the values are a synthetic stand-in for a real set.
