@@ -3,18 +3,26 @@
 //! (not for TOY), the Appendix A hyperparameters, and the exact GP whose test mean replaces
 //! the test targets.
 //!
-//! **Feature dropping.** Features whose training standard deviation is 0 are dropped, as in
-//! the authors' code. So that the authors' lengthscales (Appendix A) can be used, the kept
-//! count must equal Appendix A's `d`; two sets need one more rule, because a column that is
-//! constant in the *original* training file is only near-constant over the merged rows:
-//! * AILERONS `x26` (diffSeTime2) is 0 in 13 748 of 13 750 rows;
-//! * ELEVATORS `x17` (diffSaTime4) is 0 in 16 596 of 16 599 rows.
+//! **Feature dropping.** The authors drop features whose training standard deviation is 0
+//! (§5 item 14), which on their split removed AILERONS 40 → 39, ELEVATORS 18 → 17 and
+//! POLETELECOMM 48 → 26. So that their lengthscales (Appendix A, one per kept feature, in
+//! order) apply, we drop exactly the same columns, whatever our split:
+//! * every column constant over all rows (POLETELECOMM's 22);
+//! * AILERONS `x32` (diffSeTime8, 2 non-zero rows of 13 750) and ELEVATORS `x15`
+//!   (diffSaTime2, 2 non-zero rows of 16 599): near-constant columns whose non-zero rows
+//!   fell into the authors' test fold. Which column it was is read off Appendix A: a
+//!   lengthscale of exactly 1.0 marks a (near-)constant feature the optimiser never moved,
+//!   and AILERONS has them at kept positions 26, 28, 30, 33, 35, 37 (= `x26, x28, x30, x34,
+//!   x36, x38`, so the dropped one lies between `x30` and `x34`: `x32`, the only
+//!   near-constant column there), ELEVATORS at position 16 (= `x17`, so `x15`, the only
+//!   other near-constant column before it, was dropped). The dataset README's "constant in
+//!   the original training file" columns (`x26`, `x17`) are *not* the ones the authors lost.
 //!
-//! The authors' split put those few non-zero rows in the test fold, so the column was
-//! constant in their training fold and dropped (40 → 39, 18 → 17); ours may not, so these
-//! two columns are always dropped ([`DenseSource::always_drop`]). POLETELECOMM drops its 22
-//! constant columns (48 → 26). A real file whose kept count differs from Appendix A's `d` is
-//! an error ([`BenchError::BadData`]).
+//! A kept column that happens to be constant in *our* training fold (a near-constant
+//! column whose few non-zero rows all land in the test fold) is kept and only centred (its
+//! scale is taken as 1, as [`crate::data::Standardizer`] does) and listed in
+//! [`DenseSplit::train_constant`], so `d` always equals Appendix A's. A real file whose kept
+//! count differs from Appendix A's `d` is an error ([`BenchError::BadData`]).
 //!
 //! **Stand-ins.** A missing file gives a labelled synthetic stand-in of the same `N` and the
 //! *kept* `d` (smooth sine-sum plus noise, [`crate::synthetic::smooth_regression`]), then the
@@ -29,7 +37,7 @@ use std::path::Path;
 use faer::{Col, Mat, MatRef};
 
 use super::exact::{exact_reference, ExactReference};
-use super::hyper::{dense_hyper, DenseHyper, DenseSet, KernelKind};
+use super::hyper::{dense_hyper, paper_exact, DenseHyper, DenseSet, KernelKind, PaperExact};
 use super::toy::{precipitation_stand_in, toy};
 use crate::data::csv_loader::{load_csv, CsvOptions};
 use crate::data::{permutation, DataOrigin, Standardizer};
@@ -49,7 +57,8 @@ pub struct DenseSource {
     pub n: usize,
     /// Input columns in the file.
     pub raw_d: usize,
-    /// Near-constant columns (0-based) dropped whatever the split (see the module docs).
+    /// Near-constant columns (0-based) the authors lost on their split, dropped whatever our
+    /// split (see the module docs).
     pub always_drop: &'static [usize],
 }
 
@@ -67,8 +76,8 @@ pub fn source(set: DenseSet) -> Option<DenseSource> {
     match set {
         DenseSet::Mpg => s("mpg.csv", 392, 7, &[]),
         DenseSet::Abalone => s("abalone.csv", 4177, 8, &[]),
-        DenseSet::Ailerons => s("ailerons.csv", 13_750, 40, &[25]),
-        DenseSet::Elevators => s("elevators.csv", 16_599, 18, &[16]),
+        DenseSet::Ailerons => s("ailerons.csv", 13_750, 40, &[31]),
+        DenseSet::Elevators => s("elevators.csv", 16_599, 18, &[14]),
         DenseSet::Poletele => s("poletele.csv", 15_000, 48, &[]),
         DenseSet::Pumadyn => s("pumadyn32nm.csv", 8192, 32, &[]),
         DenseSet::Precipitation | DenseSet::Toy => None,
@@ -91,6 +100,9 @@ pub struct DenseSplit {
     pub y_test_original: Col<f64>,
     /// Indices (0-based, in the file's column order) of the kept input columns.
     pub kept_features: Vec<usize>,
+    /// Kept columns (0-based, file order) that are constant in this training fold: centred
+    /// only, not scaled (see the module docs).
+    pub train_constant: Vec<usize>,
     /// Where the values came from.
     pub origin: DataOrigin,
 }
@@ -146,9 +158,16 @@ pub fn split_and_standardise(
     }
     let (train, test) = two_fold_split(n, seed);
     let standardise = set != DenseSet::Toy;
+    let varies = |idx: &[usize], j: usize| idx.iter().any(|&i| x[(i, j)] != x[(idx[0], j)]);
+    let all: Vec<usize> = (0..n).collect();
     let kept: Vec<usize> = (0..x.ncols())
         .filter(|j| !always_drop.contains(j))
-        .filter(|&j| !standardise || train.iter().any(|&i| x[(i, j)] != x[(train[0], j)]))
+        .filter(|&j| !standardise || varies(&all, j))
+        .collect();
+    let train_constant: Vec<usize> = kept
+        .iter()
+        .copied()
+        .filter(|&j| standardise && !varies(&train, j))
         .collect();
     let x_train = rows(x, &train, &kept);
     let y_train = entries(y, &train);
@@ -162,6 +181,7 @@ pub fn split_and_standardise(
             x_test,
             y_test_original: y_test,
             kept_features: kept,
+            train_constant,
             origin,
         });
     }
@@ -173,21 +193,31 @@ pub fn split_and_standardise(
         x_test: st.transform_x(x_test.as_ref())?,
         y_test_original: st.transform_y(y_test.as_ref()),
         kept_features: kept,
+        train_constant,
         origin,
     })
 }
 
+/// A dense set's rows before the split.
+#[derive(Debug, Clone)]
+pub struct RawDense {
+    /// Inputs, one row per point, in the file's column order.
+    pub x: Mat<f64>,
+    /// Targets.
+    pub y: Col<f64>,
+    /// Columns (0-based) to drop whatever the split ([`DenseSource::always_drop`]; empty
+    /// for generated values).
+    pub always_drop: &'static [usize],
+    /// Where the values came from.
+    pub origin: DataOrigin,
+}
+
 /// The raw rows of a set: from its file in `data_dir`, else a labelled stand-in (`N` and
-/// the kept `d` of Appendix A); TOY generated, PRECIPITATION always a stand-in. The third
-/// value is the columns to drop whatever the split.
+/// the kept `d` of Appendix A); TOY generated, PRECIPITATION always a stand-in.
 ///
 /// Errors: a malformed file (a missing one gives the stand-in), a file with a different
 /// number of columns than documented, and TOY's generator errors.
-pub fn load_raw(
-    set: DenseSet,
-    data_dir: Option<&Path>,
-    seed: u64,
-) -> Result<(Mat<f64>, Col<f64>, &'static [usize], DataOrigin), BenchError> {
+pub fn load_raw(set: DenseSet, data_dir: Option<&Path>, seed: u64) -> Result<RawDense, BenchError> {
     let d_kept = dense_hyper(set, KernelKind::SeArd).dim();
     match set {
         DenseSet::Toy => {
@@ -196,7 +226,12 @@ pub fn load_raw(
                 "KMCG TOY generator (authors' code): 400 points from U[0,1], N(0,1), \
                  1+0.1·N(0,1), −0.5+0.05·N(0,1); y ~ GP(SE, sf²=1, ℓ=0.2) + N(0, 0.02) (seed {seed})"
             ));
-            return Ok((x, y, &[], origin));
+            return Ok(RawDense {
+                x,
+                y,
+                always_drop: &[],
+                origin,
+            });
         }
         DenseSet::Precipitation => {
             let (x, y) = precipitation_stand_in(seed);
@@ -206,7 +241,12 @@ pub fn load_raw(
                  (1 + 0.2·N(0,1)) (seed {seed})",
                 x.nrows()
             ));
-            return Ok((x, y, &[], origin));
+            return Ok(RawDense {
+                x,
+                y,
+                always_drop: &[],
+                origin,
+            });
         }
         _ => {}
     }
@@ -232,7 +272,12 @@ pub fn load_raw(
                     ),
                 });
             }
-            Ok((d.x, d.y, src.always_drop, d.origin))
+            Ok(RawDense {
+                x: d.x,
+                y: d.y,
+                always_drop: src.always_drop,
+                origin: d.origin,
+            })
         }
         None => {
             let (x, y) = smooth_regression(src.n, d_kept, 0.01, seed);
@@ -243,7 +288,12 @@ pub fn load_raw(
                 set.name(),
                 src.file
             ));
-            Ok((x, y, &[], origin))
+            Ok(RawDense {
+                x,
+                y,
+                always_drop: &[],
+                origin,
+            })
         }
     }
 }
@@ -257,8 +307,15 @@ pub fn load_split(
     data_dir: Option<&Path>,
     seed: u64,
 ) -> Result<DenseSplit, BenchError> {
-    let (x, y, always_drop, origin) = load_raw(set, data_dir, seed)?;
-    let split = split_and_standardise(set, x.as_ref(), &y, always_drop, seed, origin)?;
+    let raw = load_raw(set, data_dir, seed)?;
+    let split = split_and_standardise(
+        set,
+        raw.x.as_ref(),
+        &raw.y,
+        raw.always_drop,
+        seed,
+        raw.origin,
+    )?;
     let d = dense_hyper(set, KernelKind::SeArd).dim();
     if split.x_train.ncols() != d {
         return Err(BenchError::BadData {
@@ -291,6 +348,9 @@ pub struct KmcgDense {
     pub x_test: Mat<f64>,
     /// Test targets: the exact posterior mean (§3.3), equal to `exact.mean`.
     pub y_test: Col<f64>,
+    /// The original test targets (standardised as the training targets), before the
+    /// replacement.
+    pub y_test_original: Col<f64>,
     /// The exact GP at the fixed hyperparameters.
     pub exact: ExactReference,
     /// The fixed hyperparameters (Appendix A).
@@ -322,11 +382,28 @@ impl KmcgDense {
             y_train: split.y_train.clone(),
             x_test: split.x_test.clone(),
             y_test: exact.mean.clone(),
+            y_test_original: split.y_test_original.clone(),
             exact,
             hyper,
             origin: split.origin.clone(),
             stand_in: split.stand_in(),
         })
+    }
+
+    /// The exact GP's test MSE against the original targets,
+    /// `Σ (f̄(x*) − y*)² / n*` (Appendix B's "smse" field, comparable with
+    /// [`PaperExact::test_mse`]).
+    pub fn exact_test_mse(&self) -> f64 {
+        let n = self.y_test_original.nrows().max(1);
+        (0..self.y_test_original.nrows())
+            .map(|i| (self.exact.mean[i] - self.y_test_original[i]).powi(2))
+            .sum::<f64>()
+            / n as f64
+    }
+
+    /// The authors' exact-GP values for this (set, kernel) (Appendix B), for the report.
+    pub fn paper_values(&self) -> &'static PaperExact {
+        paper_exact(self.set, self.kind)
     }
 
     /// Whether the values are a synthetic stand-in for a real set.

@@ -115,7 +115,7 @@ pub fn max_steps(n: usize) -> usize {
 
 /// Whether step `p` (1-based) is recorded: every step below 200, then every 25th.
 pub fn is_recorded(p: usize) -> bool {
-    p < 200 || p % 25 == 0
+    p < 200 || p.is_multiple_of(25)
 }
 
 /// The recorded steps `1..=p_max` ([`is_recorded`]).

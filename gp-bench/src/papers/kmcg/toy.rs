@@ -28,8 +28,23 @@ pub const PRECIPITATION_N: usize = 5776;
 /// `N(0, K + σ²I)` with the SE kernel `sf² = 1`, `ℓ = 0.2`, `σ² = 0.02` (the code's
 /// generator, not the paper's Table 1 text). Deterministic in `seed`.
 ///
+/// **Known mismatch.** With this noise, the exact GP at the authors' fixed TOY
+/// hyperparameters (Appendix A: `σ² = 0.0045`, `sf² = 0.42`, `ℓ = 0.218`) gives
+/// `nlZ ≈ +75 … +170` (seeds 0–2) against Appendix B's `−157`; drawing with
+/// `σ² = 0.0045` instead ([`toy_with_noise`]) gives `−175 … −206`. So the authors' stored
+/// TOY data evidently had a noise variance near 0.0045, not the 0.02 read from their
+/// generator. The ε metrics compare against the exact GP at the same hyperparameters, so
+/// either draw is a valid benchmark; the default stays the documented generator.
+///
 /// Errors: a failed Cholesky of `K + σ²I` (not expected: `σ² = 0.02`).
 pub fn toy(seed: u64) -> Result<(Mat<f64>, Col<f64>), BenchError> {
+    toy_with_noise(seed, TOY_NOISE_VARIANCE)
+}
+
+/// [`toy`] with another noise variance of the prior draw (same inputs for the same seed).
+///
+/// Errors: a failed Cholesky of `K + σ²I` (e.g. `noise_variance ≤ 0`).
+pub fn toy_with_noise(seed: u64, noise_variance: f64) -> Result<(Mat<f64>, Col<f64>), BenchError> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let per = TOY_N / 4;
     let mut xs = Vec::with_capacity(TOY_N);
@@ -41,7 +56,7 @@ pub fn toy(seed: u64) -> Result<(Mat<f64>, Col<f64>), BenchError> {
     let kernel = SquaredExponential::new(vec![TOY_LENGTHSCALE], TOY_SIGNAL_VARIANCE)?;
     let mut k = kernel.matrix(x.as_ref(), x.as_ref())?;
     for i in 0..TOY_N {
-        k[(i, i)] += TOY_NOISE_VARIANCE;
+        k[(i, i)] += noise_variance;
     }
     let chol = Cholesky::with_jitter(k.as_ref(), &JitterLadder::none())?;
     let z = standard_normal(TOY_N, &mut rng);
