@@ -5,17 +5,18 @@
 use serde_json::json;
 
 use super::claims;
-use super::curves::{Method, MethodCurve, ProblemRun};
+use super::curves::{Method, ProblemRun};
 use super::dense::{load_dense_sets, SPLIT_SEED};
-use super::dense_run::{run_problem, DenseRunOptions};
 use super::hyper::{DenseSet, KernelKind};
-use super::metrics::repetition_seeds;
-use super::paper_table::{paper_value, Metric, PaperKernel};
+use super::metrics::{inducing_count_dense, repetition_seeds};
+use super::paper_table::Metric;
+use super::problem_run::{run_dense, DenseRunOptions, KrylovPlan};
+use super::report_tables::{metric_table, paper_series, series, time_table};
 use crate::error::BenchError;
 use crate::experiment::{
-    Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize, Series, SeriesStyle,
+    Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize, Series,
 };
-use crate::table::Table;
+use gp_models::kmcg::KmcgBasis;
 
 /// The experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -37,6 +38,9 @@ fn plan(size: RunSize) -> Plan {
             sets: vec![DenseSet::Mpg, DenseSet::Toy],
             kinds: vec![KernelKind::SeArd],
             options: DenseRunOptions {
+                krylov: KrylovPlan::Separate(KmcgBasis::Fom),
+                textbook: true,
+                inducing_count: inducing_count_dense,
                 p_max: 20,
                 baseline_steps: vec![1, 5, 10, 20],
                 baseline_seeds: repetition_seeds(1),
@@ -46,6 +50,9 @@ fn plan(size: RunSize) -> Plan {
             sets: DenseSet::QUICK.to_vec(),
             kinds: KernelKind::ALL.to_vec(),
             options: DenseRunOptions {
+                krylov: KrylovPlan::Separate(KmcgBasis::Fom),
+                textbook: true,
+                inducing_count: inducing_count_dense,
                 p_max: 100,
                 baseline_steps: sparse_steps,
                 baseline_seeds: repetition_seeds(3),
@@ -55,116 +62,15 @@ fn plan(size: RunSize) -> Plan {
             sets: DenseSet::ALL.to_vec(),
             kinds: KernelKind::ALL.to_vec(),
             options: DenseRunOptions {
+                krylov: KrylovPlan::Separate(KmcgBasis::Fom),
+                textbook: true,
+                inducing_count: inducing_count_dense,
                 p_max: 100,
                 baseline_steps: (1..=100).collect(),
                 baseline_seeds: repetition_seeds(10),
             },
         },
     }
-}
-
-fn paper_kernel(label: &str) -> PaperKernel {
-    if label.starts_with("SE") {
-        PaperKernel::Se
-    } else {
-        PaperKernel::Matern52
-    }
-}
-
-fn fmt(v: f64) -> String {
-    if v == 0.0 {
-        "0".into()
-    } else if (1e-2..1e3).contains(&v.abs()) {
-        format!("{v:.3}")
-    } else {
-        format!("{v:.2e}")
-    }
-}
-
-/// "ours (paper)" for one cell.
-fn cell(ours: Option<f64>, paper: Option<f64>) -> String {
-    match (ours, paper) {
-        (Some(o), Some(p)) => format!("{} ({})", fmt(o), fmt(p)),
-        (Some(o), None) => fmt(o),
-        (None, Some(p)) => format!("— ({})", fmt(p)),
-        (None, None) => "—".into(),
-    }
-}
-
-fn metric_table(runs: &[ProblemRun], metric: Metric, methods: &[Method]) -> Table {
-    let mut headers = vec!["data set".to_string(), "kernel".into(), "method".into()];
-    headers.extend(TABLE_STEPS.iter().map(|p| format!("P = {p}")));
-    headers.push("last good P / crashed runs".into());
-    let mut t = Table::new(headers);
-    for r in runs {
-        for &m in methods {
-            let Some(c) = r.curve(m) else { continue };
-            let mut row = vec![r.dataset.clone(), r.kernel.clone(), m.label().to_string()];
-            for &p in &TABLE_STEPS {
-                let ours = c.at(p).and_then(|s| match metric {
-                    Metric::EpsF => Some(s.eps_f),
-                    Metric::EpsVar => s.eps_var,
-                    Metric::EpsEv => {
-                        if m == Method::Vfe {
-                            s.eps_ev_plotted
-                        } else {
-                            s.eps_ev
-                        }
-                    }
-                    _ => None,
-                });
-                let paper = paper_value(
-                    metric,
-                    paper_kernel(&r.kernel),
-                    &r.dataset,
-                    m.paper_label(),
-                    p,
-                )
-                .map(|v| v.value);
-                row.push(cell(ours, if r.stand_in { None } else { paper }));
-            }
-            row.push(format!("{} / {} of {}", c.last_good, c.crashed, c.runs));
-            t.row(row);
-        }
-    }
-    t
-}
-
-fn series(c: &MethodCurve, f: fn(&super::curves::StepMetrics) -> Option<f64>) -> Series {
-    Series {
-        name: c.method.label().to_string(),
-        points: c
-            .steps
-            .iter()
-            .filter_map(|s| f(s).filter(|v| *v > 0.0).map(|v| (s.p as f64, v)))
-            .collect(),
-        style: SeriesStyle::Line,
-    }
-}
-
-fn paper_series(r: &ProblemRun, metric: Metric, m: Method) -> Option<Series> {
-    if r.stand_in {
-        return None;
-    }
-    let pts: Vec<(f64, f64)> = TABLE_STEPS
-        .iter()
-        .filter_map(|&p| {
-            paper_value(
-                metric,
-                paper_kernel(&r.kernel),
-                &r.dataset,
-                m.paper_label(),
-                p,
-            )
-            .map(|v| (p as f64, v.value))
-        })
-        .filter(|(_, v)| *v > 0.0)
-        .collect();
-    (!pts.is_empty()).then(|| Series {
-        name: format!("{} (paper)", m.label()),
-        points: pts,
-        style: SeriesStyle::PaperPoints,
-    })
 }
 
 fn curves_for(r: &ProblemRun) -> Vec<Curve> {
@@ -186,7 +92,7 @@ fn curves_for(r: &ProblemRun) -> Vec<Curve> {
     eps_f.extend(
         [Method::Cg, Method::Kmcg]
             .iter()
-            .filter_map(|&m| paper_series(r, Metric::EpsF, m)),
+            .filter_map(|&m| paper_series(r, Metric::EpsF, m, &TABLE_STEPS)),
     );
     let var_methods = [Method::Kmcg, Method::Vfe, Method::Fitc];
     let eps_var: Vec<Series> = var_methods
@@ -243,30 +149,6 @@ fn curves_for(r: &ProblemRun) -> Vec<Curve> {
     ]
 }
 
-fn time_table(runs: &[ProblemRun]) -> Table {
-    let mut t = Table::new([
-        "data set", "kernel", "method", "P = 10", "P = 50", "P = 100",
-    ]);
-    for r in runs {
-        for m in [Method::Cg, Method::Kmcg, Method::Vfe, Method::Fitc] {
-            let Some(c) = r.curve(m) else { continue };
-            let at = |p: usize| {
-                c.at(p)
-                    .map_or("—".into(), |s| format!("{:.3} s", s.seconds))
-            };
-            t.row([
-                r.dataset.clone(),
-                r.kernel.clone(),
-                m.label().into(),
-                at(10),
-                at(50),
-                at(100),
-            ]);
-        }
-    }
-    t
-}
-
 impl Experiment for DenseFigures {
     fn name(&self) -> &'static str {
         "dense"
@@ -313,7 +195,7 @@ impl Experiment for DenseFigures {
             if let Some(why) = &problem.stand_in {
                 notes.push(format!("{}: {why}", problem.name));
             }
-            runs.push(run_problem(problem, &p.options)?);
+            runs.push(run_dense(problem, &p.options)?);
             ctx.progress.inc(1);
         }
         notes.dedup();
@@ -347,7 +229,7 @@ impl Experiment for DenseFigures {
         let tables = vec![
             NamedTable {
                 title: "ε_f, ours (paper)".into(),
-                table: metric_table(&runs, Metric::EpsF, &all),
+                table: metric_table(&runs, Metric::EpsF, &all, &TABLE_STEPS),
             },
             NamedTable {
                 title: "ε_var, ours (paper)".into(),
@@ -355,6 +237,7 @@ impl Experiment for DenseFigures {
                     &runs,
                     Metric::EpsVar,
                     &[Method::Kmcg, Method::Vfe, Method::Fitc],
+                    &TABLE_STEPS,
                 ),
             },
             NamedTable {
@@ -363,6 +246,7 @@ impl Experiment for DenseFigures {
                     &runs,
                     Metric::EpsEv,
                     &[Method::Kmcg, Method::Vfe, Method::Fitc],
+                    &TABLE_STEPS,
                 ),
             },
             NamedTable {
