@@ -48,9 +48,8 @@ def main(path):
                 metric = "EpsEvVfeTextbookSign"
             elif "ε_ev" in h:
                 metric = "EpsEv"
-            elif "SMSE with baselines split" in h:
-                metric = None  # C.3.2 repeats C.3.1 by inducing choice; not used
             elif "SMSE" in h:
+                # C.3.1 and C.3.2 (baselines split by inducing choice; P = M)
                 metric = "Smse"
             header = None
             continue
@@ -74,7 +73,7 @@ def main(path):
             ps = header[1:]
         method = method.replace("**", "").strip()
         for p, v in zip(ps, values):
-            m = re.fullmatch(r"P=(\d+)", p)
+            m = re.fullmatch(r"P=(?:M=)?(\d+)", p)
             if not m:
                 continue
             parsed = parse_cell(v)

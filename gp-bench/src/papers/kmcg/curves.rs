@@ -9,10 +9,15 @@ pub enum Method {
     Cg,
     /// KMCG on FOM directions (run on `K`).
     Kmcg,
-    /// VFE (Titsias) with `M(P)` random inducing inputs.
+    /// VFE (Titsias) with `M(P)` random inducing inputs (nested subsets of the training
+    /// inputs).
     Vfe,
     /// FITC with `M(P)` random inducing inputs.
     Fitc,
+    /// VFE with `M` inducing inputs on a regular grid over the inputs' range (SOUND).
+    VfeGrid,
+    /// FITC with `M` inducing inputs on a regular grid (SOUND).
+    FitcGrid,
     /// Textbook CG (normalised directions, no re-orthogonalisation) on `K + σ²I`.
     CgTextbook,
     /// KMCG on textbook-CG directions (run on `K`).
@@ -27,6 +32,8 @@ impl Method {
             Self::Kmcg => "KMCG",
             Self::Vfe => "VFE",
             Self::Fitc => "FITC",
+            Self::VfeGrid => "VFE regular grid (1 run, seed 12355)",
+            Self::FitcGrid => "FITC regular grid (1 run, seed 12355)",
             Self::CgTextbook => "CG textbook",
             Self::KmcgTextbook => "KMCG on textbook CG",
         }
@@ -39,6 +46,8 @@ impl Method {
             Self::Kmcg => "KMCG",
             Self::Vfe => "VFE",
             Self::Fitc => "FITC",
+            Self::VfeGrid => "VFE (grid inducing)",
+            Self::FitcGrid => "FITC (grid inducing)",
             Self::CgTextbook => "CG (textbook)",
             Self::KmcgTextbook => "KMCG on textbook CG",
         }

@@ -40,6 +40,7 @@ fn plan(size: RunSize) -> Plan {
             options: DenseRunOptions {
                 krylov: KrylovPlan::Separate(KmcgBasis::Fom),
                 textbook: true,
+                grid_inducing: false,
                 inducing_count: inducing_count_dense,
                 p_max: 20,
                 baseline_steps: vec![1, 5, 10, 20],
@@ -52,6 +53,7 @@ fn plan(size: RunSize) -> Plan {
             options: DenseRunOptions {
                 krylov: KrylovPlan::Separate(KmcgBasis::Fom),
                 textbook: true,
+                grid_inducing: false,
                 inducing_count: inducing_count_dense,
                 p_max: 100,
                 baseline_steps: sparse_steps,
@@ -64,6 +66,7 @@ fn plan(size: RunSize) -> Plan {
             options: DenseRunOptions {
                 krylov: KrylovPlan::Separate(KmcgBasis::Fom),
                 textbook: true,
+                grid_inducing: false,
                 inducing_count: inducing_count_dense,
                 p_max: 100,
                 baseline_steps: (1..=100).collect(),

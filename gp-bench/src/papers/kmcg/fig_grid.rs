@@ -44,6 +44,7 @@ fn plan(size: RunSize) -> Plan {
         baseline_seeds: repetition_seeds(seeds),
         krylov,
         textbook: false,
+        grid_inducing: false,
         inducing_count: |_, p| inducing_count_structured(p),
     };
     match size {

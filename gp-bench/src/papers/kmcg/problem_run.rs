@@ -11,7 +11,7 @@ use std::time::Instant;
 use faer::{Col, MatRef};
 use gp_kernels::Kernel;
 use gp_linalg::{DenseOperator, LinearOperator, ShiftedOperator};
-use gp_models::inducing::{NestedSubsets, SparseGp, SparseMethod};
+use gp_models::inducing::{InducingPoints, NestedSubsets, SparseGp, SparseMethod};
 use gp_models::kmcg::{
     columns_from_basis, dense_test_rows, KmcgBasis, KmcgRun, KmcgRunStatus, KmcgState, TestRow,
 };
@@ -30,6 +30,9 @@ pub struct DenseRunOptions {
     pub krylov: KrylovPlan,
     /// Whether to run textbook CG and KMCG on its directions (Figure 15).
     pub textbook: bool,
+    /// Whether the baselines also run once with `M` inducing inputs on a regular grid over
+    /// the inputs' range (SOUND's extra run).
+    pub grid_inducing: bool,
     /// Inducing inputs of the baselines at step `P` on `N` points.
     pub inducing_count: fn(usize, usize) -> usize,
     /// Largest `P` of the Krylov methods (clamped to `N`).
@@ -187,8 +190,32 @@ pub fn run_problem(s: &Problem<'_>, options: &DenseRunOptions) -> Result<Problem
     if options.textbook {
         curves.extend(textbook_curves(s, p_max)?);
     }
-    curves.push(baseline_curve(s, SparseMethod::Vfe, options)?);
-    curves.push(baseline_curve(s, SparseMethod::Fitc, options)?);
+    curves.push(baseline_curve(
+        s,
+        SparseMethod::Vfe,
+        Inducing::Random,
+        options,
+    )?);
+    curves.push(baseline_curve(
+        s,
+        SparseMethod::Fitc,
+        Inducing::Random,
+        options,
+    )?);
+    if options.grid_inducing {
+        curves.push(baseline_curve(
+            s,
+            SparseMethod::Vfe,
+            Inducing::Grid,
+            options,
+        )?);
+        curves.push(baseline_curve(
+            s,
+            SparseMethod::Fitc,
+            Inducing::Grid,
+            options,
+        )?);
+    }
     Ok(ProblemRun {
         dataset: s.dataset.clone(),
         kernel: s.kernel_label.clone(),
@@ -374,9 +401,19 @@ fn textbook_curves(s: &Problem<'_>, p_max: usize) -> Result<Vec<MethodCurve>, Be
 
 /// VFE or FITC refitted at each recorded step, averaged over the repetitions that reached
 /// it (the paper's means; a failed Cholesky ends a repetition: its "crash").
+/// Where the baselines' inducing inputs come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Inducing {
+    /// The first `M` of a seeded permutation of the training inputs (nested in `M`).
+    Random,
+    /// `M` points per axis on a regular grid over the training inputs' range (one run).
+    Grid,
+}
+
 fn baseline_curve(
     s: &Problem<'_>,
     method: SparseMethod,
+    inducing: Inducing,
     options: &DenseRunOptions,
 ) -> Result<MethodCurve, BenchError> {
     let (x, xs) = (s.x, s.xs);
@@ -393,15 +430,22 @@ fn baseline_curve(
     let mut per_step: Vec<Vec<StepMetrics>> = vec![Vec::new(); steps_wanted.len()];
     let mut last_good = usize::MAX;
     let mut crashed = 0;
-    for &seed in &options.baseline_seeds {
+    let seeds: &[u64] = match inducing {
+        Inducing::Random => &options.baseline_seeds,
+        Inducing::Grid => &[0],
+    };
+    for &seed in seeds {
         let subsets = NestedSubsets::new(n, seed);
         let mut reached = 0;
         let mut crash = false;
         for (slot, &p) in steps_wanted.iter().enumerate() {
             let m = (options.inducing_count)(n, p).min(n);
             let start = Instant::now();
-            let fitted = subsets
-                .take(x, m)
+            let points = match inducing {
+                Inducing::Random => subsets.take(x, m),
+                Inducing::Grid => InducingPoints::grid(x, &vec![m; x.ncols()]),
+            };
+            let fitted = points
                 .and_then(|u| SparseGp::fit(s.kernel.clone(), x, yc.as_ref(), s.noise, &u, method));
             let model = match fitted {
                 Ok(model) => model,
@@ -441,10 +485,11 @@ fn baseline_curve(
         .map(|(&p, runs)| average(p, runs))
         .collect();
     Ok(MethodCurve {
-        method: if method == SparseMethod::Vfe {
-            Method::Vfe
-        } else {
-            Method::Fitc
+        method: match (method, inducing) {
+            (SparseMethod::Vfe, Inducing::Random) => Method::Vfe,
+            (SparseMethod::Vfe, Inducing::Grid) => Method::VfeGrid,
+            (_, Inducing::Random) => Method::Fitc,
+            (_, Inducing::Grid) => Method::FitcGrid,
         },
         steps,
         last_good: if last_good == usize::MAX {
@@ -453,7 +498,7 @@ fn baseline_curve(
             last_good
         },
         crashed,
-        runs: options.baseline_seeds.len(),
+        runs: seeds.len(),
     })
 }
 
