@@ -11,6 +11,7 @@ mod grief_folds;
 mod gsgp_reproduction;
 mod index_status;
 mod kmcg_data;
+mod kmcg_runs;
 mod plot_axes;
 mod real_data;
 mod report_files;

@@ -67,6 +67,11 @@
 //!   `O(N m²)`, in the reference code's stable form with no jitter by default (a failed
 //!   factor is a typed error naming it): mean, variances, the negative log evidence (VFE's
 //!   −ELBO with its trace penalty separately) and its analytic gradient for training.
+//! * [`kmcg`]: kernel-machine conjugate gradients (Bartels & Hennig 2019): the GP on the
+//!   rank-`P` kernel projected onto the Krylov space `𝒦_P(K, y)`, its mean, DTC variance and
+//!   evidence updated in `O(j² + j n*)` per direction ([`kmcg::KmcgState`]), driven step by
+//!   step by FOM or Lanczos on any operator ([`kmcg::KmcgRun`]), and the fitted model
+//!   [`kmcg::Kmcg`].
 //! * [`sampling`]: a Metropolis-adjusted Langevin sampler and log-normal priors, for fully
 //!   Bayesian treatment of hyperparameters.
 //! * [`grief`]: GP-GRIEF (Evans & Nair 2018): the `p` leading Nyström eigenfunctions on a
