@@ -6,7 +6,9 @@
 //! cargo run --release -p gp-bench --example kmcg_grid_steps -- 500
 //! ```
 //!
-//! Arguments: the number of steps (default 500) and the grid side (default 1000).
+//! Arguments: the number of steps (default 500), the grid side (default 1000) and the
+//! threads of the dense products (default 1, the workspace's `Par::Seq`; 2 runs the
+//! Kronecker factors' products and the passes over `Q` on rayon).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -23,6 +25,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let steps: usize = args.next().map_or(Ok(500), |s| s.parse())?;
     let side: usize = args.next().map_or(Ok(1000), |s| s.parse())?;
+    let threads: usize = args.next().map_or(Ok(1), |s| s.parse())?;
+    if threads > 1 {
+        gp_linalg::set_parallelism(faer::Par::rayon(threads));
+    }
     let t0 = Instant::now();
     let grid = kmcg_grid(&KmcgGridOptions {
         sizes: vec![side, side],

@@ -74,8 +74,8 @@ impl Lanczos {
 }
 
 /// Runs `k` steps of Lanczos on a symmetric operator from the start vector `b`, with full
-/// re-orthogonalization (classical Gram–Schmidt, twice) of every new vector against all
-/// previous ones: [`LanczosSolver`] run to the end.
+/// re-orthogonalization (classical Gram–Schmidt after the recurrence, repeated when the
+/// DGKS test asks) of every new vector against all previous ones: [`LanczosSolver`] run to the end.
 ///
 /// Errors with [`SolverError::ShapeMismatch`](crate::SolverError::ShapeMismatch) if `A` is
 /// not square or `b` has the wrong length, a non-finite error if `b` holds NaN or infinity,

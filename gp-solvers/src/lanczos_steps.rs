@@ -9,7 +9,7 @@ use faer::linalg::matmul::matmul;
 use faer::{Accum, ColMut, ColRef, MatMut, MatRef};
 use gp_linalg::LinearOperator;
 
-use crate::cg::kernels::{dot, norm2};
+use crate::cg::kernels::{axpy, dot, norm2};
 use crate::error::{check_shape, invalid, Result};
 use crate::lanczos::{Lanczos, LanczosOptions, LanczosStatus};
 use crate::tridiagonal::SymTridiagonal;
@@ -28,7 +28,8 @@ pub struct LanczosIteration {
     pub status: LanczosStatus,
 }
 
-/// Lanczos with full re-orthogonalization (classical Gram–Schmidt, twice) on a symmetric
+/// Lanczos with full re-orthogonalization (the three-term recurrence, then classical
+/// Gram–Schmidt once, twice when the first pass removed much: DGKS) on a symmetric
 /// operator, one vector at a time: `A Q_j = Q_j T_j + β_j q_{j+1} e_jᵀ` with orthonormal
 /// `Q_j` (`q₁ = b/‖b‖`) and `T_j = Q_jᵀ A Q_j` tridiagonal.
 ///
@@ -130,8 +131,9 @@ impl<'a> LanczosSolver<'a> {
     }
 
     /// Adds the Lanczos vector `q_j` to the basis: `w = A q_j`, `α_j = q_jᵀw`, `w` made
-    /// orthogonal to all of `Q` (twice), `β_j = ‖w‖`, `q_{j+1} = w/β_j`. Returns `Ok(None)`
-    /// (nothing changes) once the process has stopped.
+    /// orthogonal to all of `Q` (recurrence, then Gram–Schmidt once or twice),
+    /// `β_j = ‖w‖`, `q_{j+1} = w/β_j`. Returns `Ok(None)` (nothing changes) once the
+    /// process has stopped.
     ///
     /// A non-finite `A q_j` drops `q_j` and stops with [`LanczosStatus::NonFinite`]; a
     /// `β_j ≤ breakdown_tolerance · ‖A q_j‖` stops with
@@ -154,11 +156,22 @@ impl<'a> LanczosSolver<'a> {
             return Ok(None);
         }
         let alpha = dot(qj, &self.w);
-        // w −= Q Qᵀ w, twice (this also removes α q_j and β q_{j−1}).
+        // The three-term recurrence first (O(N)): what is left of w along Q is then at
+        // rounding level, so one classical Gram–Schmidt pass over Q removes it, and a
+        // second pass runs only if the first removed a large part of w (the DGKS criterion
+        // ‖w'‖ < ‖w‖/√2, "twice is enough"). At large N and j the passes over Q, not the
+        // flops, cost: this halves them against always re-orthogonalising twice.
+        axpy(-alpha, qj, &mut self.w);
+        if j > 0 {
+            let beta_prev = self.betas[j - 1];
+            let q_prev = &self.q[(j - 1) * n..j * n];
+            axpy(-beta_prev, q_prev, &mut self.w);
+        }
         let qm = MatRef::from_column_major_slice(&self.q, n, j + 1);
         self.coeffs.resize(j + 1, 0.0);
         let c = &mut self.coeffs[..];
         let par = gp_linalg::parallelism();
+        let mut before = norm2(&self.w);
         for _ in 0..2 {
             matmul(
                 MatMut::from_column_major_slice_mut(c, j + 1, 1),
@@ -176,6 +189,11 @@ impl<'a> LanczosSolver<'a> {
                 -1.0,
                 par,
             );
+            let after = norm2(&self.w);
+            if after >= before * std::f64::consts::FRAC_1_SQRT_2 {
+                break;
+            }
+            before = after;
         }
         let beta = norm2(&self.w);
         self.alphas.push(alpha);
