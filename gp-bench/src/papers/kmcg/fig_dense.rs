@@ -11,7 +11,7 @@ use super::hyper::{DenseSet, KernelKind};
 use super::metrics::{inducing_count_dense, repetition_seeds};
 use super::paper_table::Metric;
 use super::problem_run::{run_dense, DenseRunOptions, KrylovPlan};
-use super::report_tables::{metric_table, paper_series, series, time_table};
+use super::report_tables::{metric_table, paper_series, series, time_curve, time_table};
 use crate::error::BenchError;
 use crate::experiment::{
     Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize, Series,
@@ -149,6 +149,12 @@ fn curves_for(r: &ProblemRun) -> Vec<Curve> {
             eps_ev,
         ),
         curve("fig15", "textbook CG against FOM (Fig. 15)", "ε_f", fig15),
+        time_curve(
+            r,
+            format!("{stem}-time"),
+            title("relative error of the mean against wall time (Figs. 9/14)"),
+            "ε_f",
+        ),
     ]
 }
 

@@ -15,7 +15,7 @@ use super::hyper::{build_kernel, KernelKind, GRID_HYPER};
 use super::metrics::{inducing_count_structured, repetition_seeds};
 use super::paper_table::Metric;
 use super::problem_run::{run_problem, DenseRunOptions, KrylovPlan, Problem, Scoring};
-use super::report_tables::{metric_table, paper_series, series, time_table};
+use super::report_tables::{metric_table, paper_series, series, time_curve, time_table};
 use crate::error::BenchError;
 use crate::experiment::{
     Check, Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize,
@@ -203,6 +203,15 @@ fn curves_for(r: &ProblemRun) -> Vec<Curve> {
             "relative error of −log evidence (Fig. 7; VFE with the textbook sign)",
             "ε_ev",
             eps_ev,
+        ),
+        time_curve(
+            r,
+            format!("grid-{}-time", r.dataset),
+            format!(
+                "grid {}: relative error of the mean against wall time (Fig. 10)",
+                r.dataset
+            ),
+            "ε_f",
         ),
     ]
 }

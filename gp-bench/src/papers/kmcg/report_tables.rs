@@ -2,7 +2,7 @@
 
 use super::curves::{Method, MethodCurve, ProblemRun};
 use super::paper_table::{paper_value, Metric, PaperKernel};
-use crate::experiment::{Series, SeriesStyle};
+use crate::experiment::{Curve, Series, SeriesStyle};
 use crate::table::Table;
 
 /// The appendix's kernel of our kernel label.
@@ -151,4 +151,32 @@ pub fn time_table(runs: &[ProblemRun]) -> Table {
         }
     }
     t
+}
+
+/// `ε_f` (or SMSE) against wall time for CG, KMCG, VFE and FITC (Figs. 9, 10, 14): the
+/// Krylov methods' cumulative time, the baselines' time of each step's fit.
+pub fn time_curve(r: &ProblemRun, file_stem: String, title: String, y_label: &str) -> Curve {
+    let series = [Method::Cg, Method::Kmcg, Method::Vfe, Method::Fitc]
+        .iter()
+        .filter_map(|&m| r.curve(m))
+        .map(|c| Series {
+            name: c.method.label().to_string(),
+            points: c
+                .steps
+                .iter()
+                .filter(|s| s.seconds > 0.0 && s.eps_f > 0.0)
+                .map(|s| (s.seconds, s.eps_f))
+                .collect(),
+            style: SeriesStyle::Line,
+        })
+        .collect();
+    Curve {
+        file_stem,
+        title,
+        x_label: "seconds".into(),
+        y_label: y_label.into(),
+        log_x: true,
+        log_y: true,
+        series,
+    }
 }
