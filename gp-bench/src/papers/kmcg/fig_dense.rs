@@ -23,7 +23,7 @@ use gp_models::kmcg::KmcgBasis;
 pub struct DenseFigures;
 
 /// The steps of the report's tables (the appendix's columns).
-const TABLE_STEPS: [usize; 7] = [1, 2, 5, 10, 20, 50, 100];
+pub const TABLE_STEPS: [usize; 7] = [1, 2, 5, 10, 20, 50, 100];
 
 struct Plan {
     sets: Vec<DenseSet>,
@@ -31,48 +31,35 @@ struct Plan {
     options: DenseRunOptions,
 }
 
+/// The runner's options at `size`: CG/KMCG at every step `P ≤ 100` (20 at smoke), the
+/// baselines at 4, 13 or all 100 steps with 1, 3 or the paper's 10 seeds.
+pub fn run_options(size: RunSize) -> DenseRunOptions {
+    let (p_max, baseline_steps, seeds) = match size {
+        RunSize::Smoke => (20, vec![1, 5, 10, 20], 1),
+        RunSize::Quick => (100, vec![1, 2, 3, 5, 7, 10, 15, 20, 30, 40, 50, 70, 100], 3),
+        RunSize::Full => (100, (1..=100).collect(), 10),
+    };
+    DenseRunOptions {
+        krylov: KrylovPlan::Separate(KmcgBasis::Fom),
+        textbook: true,
+        grid_inducing: false,
+        inducing_count: inducing_count_dense,
+        p_max,
+        baseline_steps,
+        baseline_seeds: repetition_seeds(seeds),
+    }
+}
+
 fn plan(size: RunSize) -> Plan {
-    let sparse_steps = vec![1, 2, 3, 5, 7, 10, 15, 20, 30, 40, 50, 70, 100];
-    match size {
-        RunSize::Smoke => Plan {
-            sets: vec![DenseSet::Mpg, DenseSet::Toy],
-            kinds: vec![KernelKind::SeArd],
-            options: DenseRunOptions {
-                krylov: KrylovPlan::Separate(KmcgBasis::Fom),
-                textbook: true,
-                grid_inducing: false,
-                inducing_count: inducing_count_dense,
-                p_max: 20,
-                baseline_steps: vec![1, 5, 10, 20],
-                baseline_seeds: repetition_seeds(1),
-            },
-        },
-        RunSize::Quick => Plan {
-            sets: DenseSet::QUICK.to_vec(),
-            kinds: KernelKind::ALL.to_vec(),
-            options: DenseRunOptions {
-                krylov: KrylovPlan::Separate(KmcgBasis::Fom),
-                textbook: true,
-                grid_inducing: false,
-                inducing_count: inducing_count_dense,
-                p_max: 100,
-                baseline_steps: sparse_steps,
-                baseline_seeds: repetition_seeds(3),
-            },
-        },
-        RunSize::Full => Plan {
-            sets: DenseSet::ALL.to_vec(),
-            kinds: KernelKind::ALL.to_vec(),
-            options: DenseRunOptions {
-                krylov: KrylovPlan::Separate(KmcgBasis::Fom),
-                textbook: true,
-                grid_inducing: false,
-                inducing_count: inducing_count_dense,
-                p_max: 100,
-                baseline_steps: (1..=100).collect(),
-                baseline_seeds: repetition_seeds(10),
-            },
-        },
+    let (sets, kinds) = match size {
+        RunSize::Smoke => (vec![DenseSet::Mpg, DenseSet::Toy], vec![KernelKind::SeArd]),
+        RunSize::Quick => (DenseSet::QUICK.to_vec(), KernelKind::ALL.to_vec()),
+        RunSize::Full => (DenseSet::ALL.to_vec(), KernelKind::ALL.to_vec()),
+    };
+    Plan {
+        sets,
+        kinds,
+        options: run_options(size),
     }
 }
 
