@@ -7,7 +7,8 @@ use faer::{ColMut, ColRef, MatRef};
 use gp_linalg::LinearOperator;
 
 use crate::cg::kernels::{axpy, dot, norm2};
-use crate::error::{check_shape, invalid, Result};
+use crate::error::{invalid, Result};
+use crate::fom::start::{start_vector, StartContext};
 use crate::fom::{FomBreakdown, FomStatus, FomStep};
 
 /// Options of [`TextbookCg`].
@@ -106,19 +107,16 @@ impl<'a> TextbookCg<'a> {
                 format!("must be finite and non-negative, got {tol}"),
             ));
         }
-        let n = op.nrows();
-        check_shape(
-            op.shape(),
-            (n, n),
-            "TextbookCg::new (the operator must be square)",
+        let (n, r, b_norm) = start_vector(
+            op,
+            b,
+            &StartContext {
+                square: "TextbookCg::new (the operator must be square)",
+                rhs: "TextbookCg::new (right-hand side)",
+                name: "the CG right-hand side",
+                zero: "the CG right-hand side is zero",
+            },
         )?;
-        check_shape((b.nrows(), 1), (n, 1), "TextbookCg::new (right-hand side)")?;
-        gp_linalg::validate::check_finite_col(b, "the CG right-hand side")?;
-        let r: Vec<f64> = (0..n).map(|i| b[i]).collect();
-        let b_norm = norm2(&r);
-        if b_norm == 0.0 {
-            return Err(invalid("b", "the CG right-hand side is zero"));
-        }
         Ok(Self {
             op,
             options: *options,

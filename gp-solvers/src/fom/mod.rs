@@ -5,6 +5,7 @@
 
 mod options;
 mod solver;
+pub(crate) mod start;
 mod status;
 mod sweep;
 

@@ -5,10 +5,11 @@ use faer::{Col, ColMut, ColRef, Mat, MatRef};
 use gp_linalg::{GrowingCholesky, LinalgError, LinearOperator};
 
 use super::options::FomOptions;
+use super::start::{start_vector, StartContext};
 use super::status::{FomBreakdown, FomStatus};
 use super::sweep;
 use crate::cg::kernels::{dot, norm2};
-use crate::error::{check_shape, invalid, Result};
+use crate::error::Result;
 
 /// What one call of [`FomSolver::step`] did.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -131,19 +132,16 @@ impl<'a> FomSolver<'a> {
         options: &FomOptions,
     ) -> Result<Self> {
         options.validate()?;
-        let n = op.nrows();
-        check_shape(
-            op.shape(),
-            (n, n),
-            "FomSolver::new (the operator must be square)",
+        let (n, b, b_norm) = start_vector(
+            op,
+            b,
+            &StartContext {
+                square: "FomSolver::new (the operator must be square)",
+                rhs: "FomSolver::new (right-hand side)",
+                name: "the FOM right-hand side",
+                zero: "the FOM right-hand side is zero",
+            },
         )?;
-        check_shape((b.nrows(), 1), (n, 1), "FomSolver::new (right-hand side)")?;
-        gp_linalg::validate::check_finite_col(b, "the FOM right-hand side")?;
-        let b: Vec<f64> = (0..n).map(|i| b[i]).collect();
-        let b_norm = norm2(&b);
-        if b_norm == 0.0 {
-            return Err(invalid("b", "the FOM right-hand side is zero"));
-        }
         let max_steps = options.max_steps.min(n);
         let status = if max_steps == 0 {
             FomStatus::MaxSteps

@@ -236,11 +236,7 @@ fn kmcg_curve(s: &Problem<'_>, p_max: usize, basis: KmcgBasis) -> Result<MethodC
             start.elapsed().as_secs_f64(),
         )?);
     }
-    let crashed = match run.status() {
-        KmcgRunStatus::Estimate(_) => 1,
-        KmcgRunStatus::Solver(why) => usize::from(why.contains("Breakdown")),
-        _ => 0,
-    };
+    let crashed = kmcg_crashed(run.status());
     Ok(MethodCurve {
         method: Method::Kmcg,
         last_good: run.state().steps(),
@@ -250,6 +246,13 @@ fn kmcg_curve(s: &Problem<'_>, p_max: usize, basis: KmcgBasis) -> Result<MethodC
     })
 }
 
+/// CG's mean at the test points from its iterate `x`: `k(X*, X) x`.
+fn cg_mean(s: &Problem<'_>, x: faer::ColRef<'_, f64>) -> Col<f64> {
+    let x: Vec<f64> = x.iter().copied().collect();
+    col(&(s.test_row)(&x))
+}
+
+/// 1 if a KMCG run ended in a breakdown (the paper's "crash"), else 0.
 fn kmcg_crashed(status: &KmcgRunStatus) -> usize {
     match status {
         KmcgRunStatus::Estimate(_) => 1,
@@ -278,8 +281,7 @@ fn shared_curves(s: &Problem<'_>, p_max: usize) -> Result<Vec<MethodCurve>, Benc
         let seconds = start.elapsed().as_secs_f64();
         km.push(kmcg_metrics(run.state(), &s.scoring, seconds)?);
         if let Some(fom) = run.fom() {
-            let x: Vec<f64> = fom.solution().iter().copied().collect();
-            let mean = col(&(s.test_row)(&x));
+            let mean = cg_mean(s, fom.solution().as_ref());
             cg.push(cg_metrics(run.state().steps(), &mean, &s.scoring, seconds)?);
         }
     }
@@ -317,8 +319,7 @@ fn cg_curve(s: &Problem<'_>, p_max: usize) -> Result<MethodCurve, BenchError> {
     )?;
     let mut steps = Vec::new();
     while let Some(step) = fom.step()? {
-        let x: Vec<f64> = fom.solution().iter().copied().collect();
-        let mean = col(&(s.test_row)(&x));
+        let mean = cg_mean(s, fom.solution().as_ref());
         steps.push(cg_metrics(
             step.step,
             &mean,
@@ -347,8 +348,7 @@ fn textbook_curves(s: &Problem<'_>, p_max: usize) -> Result<Vec<MethodCurve>, Be
     let mut cg = TextbookCg::new(&shifted, b, &opts)?;
     let mut cg_steps = Vec::new();
     while let Some(step) = cg.step()? {
-        let x: Vec<f64> = cg.solution().iter().copied().collect();
-        let mean = col(&(s.test_row)(&x));
+        let mean = cg_mean(s, cg.solution().as_ref());
         cg_steps.push(cg_metrics(
             step.step,
             &mean,
