@@ -46,6 +46,7 @@ pub mod dense;
 pub mod diagonal;
 pub mod eigen;
 pub mod error;
+pub mod gram;
 pub mod growing_cholesky;
 pub mod low_rank;
 pub mod operator;

@@ -5,6 +5,7 @@ mod common;
 
 mod cholesky;
 mod eigen;
+mod gram;
 mod growing_cholesky;
 mod jitter_ladder;
 mod operators;

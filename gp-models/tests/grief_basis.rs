@@ -321,6 +321,38 @@ fn phi_derivatives_match_finite_differences() {
     }
 }
 
+/// The contraction `⟨H, dΦ/d log ℓ_i⟩` formed column by column equals the one with the
+/// derivative blocks materialised (same products in another order: rounding only).
+#[test]
+fn contracted_derivatives_match_the_materialised_blocks() {
+    let (n, d, mbar, p) = (23, 3, 5, 40);
+    let x = random_x(n, d, 9);
+    let b = basis(x.as_ref(), mbar, &[0.5, 0.9, 1.4], p);
+    let h = Mat::from_fn(n, p, |r, j| ((r * 7 + j * 3) as f64 * 0.37).sin());
+    let got = b.contract_derivatives(x.as_ref(), h.as_ref()).unwrap();
+    let dphi = b.phi_derivatives_block(x.as_ref()).unwrap();
+    assert_eq!(got.len(), d);
+    for (i, block) in dphi.iter().enumerate() {
+        let mut want = 0.0;
+        let mut scale = 0.0;
+        for j in 0..p {
+            for r in 0..n {
+                want += h[(r, j)] * block[(r, j)];
+                scale += (h[(r, j)] * block[(r, j)]).abs();
+            }
+        }
+        assert!(
+            (got[i] - want).abs() <= 1e-13 * scale,
+            "axis {i}: {} vs {want}",
+            got[i]
+        );
+    }
+    assert!(matches!(
+        b.contract_derivatives(x.as_ref(), h.as_ref().subcols(0, p - 1)),
+        Err(ModelError::LengthMismatch { .. })
+    ));
+}
+
 #[test]
 fn streamed_stats_match_dense_products() {
     let (n, d) = (57, 3);

@@ -196,11 +196,20 @@ impl AxisBasis {
 
     /// `dK_XU / d log ℓ = K_XU ⊙ ((x − u)/ℓ)²` (`b × m̄`).
     pub fn cross_covariance_derivative(&self, x: ColRef<'_, f64>) -> Mat<f64> {
+        self.cross_covariance_and_derivative(x).1
+    }
+
+    /// [`cross_covariance`](Self::cross_covariance) and
+    /// [`cross_covariance_derivative`](Self::cross_covariance_derivative) together, from one
+    /// exponential per entry.
+    pub fn cross_covariance_and_derivative(&self, x: ColRef<'_, f64>) -> (Mat<f64>, Mat<f64>) {
+        let k = self.cross_covariance(x);
         let l = self.lengthscale;
-        Mat::from_fn(x.nrows(), self.len(), |r, a| {
+        let dk = Mat::from_fn(x.nrows(), self.len(), |r, a| {
             let t = (x[r] - self.points[a]) / l;
-            (-0.5 * t * t).exp() * t * t
-        })
+            k[(r, a)] * t * t
+        });
+        (k, dk)
     }
 
     /// The features `F[:, columns] = K_XU Q[:, columns] Λ[columns]^{-1/2}` (`b × c`) at the

@@ -28,7 +28,7 @@
 //! the top-`p` set changes; rebuild the basis between optimisation steps, not inside one.
 
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Col, ColRef, Mat, MatRef, Par};
+use faer::{Accum, ColRef, Mat, MatRef, Par};
 use gp_linalg::validate::{check_finite_col, check_finite_mat};
 use gp_structured::khatri_rao_kronecker::{
     khatri_rao_kronecker_columns, khatri_rao_kronecker_columns_log,
@@ -255,33 +255,77 @@ impl GriefBasis {
     /// the selection frozen: `dΦ[:, j] = Π_{k≠i} F⁽ᵏ⁾[:, idx_{jk}] · dF⁽ⁱ⁾[:, idx_{ji}]`, by
     /// prefix and suffix products (no division by `F`).
     ///
+    /// This holds `d` blocks of `b × p'`; when only their contraction with one matrix is
+    /// needed (a gradient), [`contract_derivatives`](Self::contract_derivatives) forms the
+    /// same columns one at a time instead.
+    ///
     /// Errors: as [`phi_block`](Self::phi_block).
     pub fn phi_derivatives_block(&self, x: MatRef<'_, f64>) -> Result<Vec<Mat<f64>>> {
+        let (b, d, pp) = (x.nrows(), self.dims(), self.len());
+        let mut out: Vec<Mat<f64>> = (0..d).map(|_| Mat::zeros(b, pp)).collect();
+        self.for_each_derivative_column(x, |i, j, column| {
+            out[i].col_as_slice_mut(j).copy_from_slice(column);
+        })?;
+        Ok(out)
+    }
+
+    /// `⟨H, dΦ / d log ℓ_i⟩ = Σ_{r,j} H[r, j] · dΦ[r, j] / d log ℓ_i` for every axis `i`, at
+    /// the rows of `x` (`b × d`) and for `H` of `b × p'`, with the selection frozen: the
+    /// chain rule from a gradient with respect to the basis block (such as
+    /// [`WoodburyFit::lml_gradient_wrt_basis`](crate::grief::WoodburyFit::lml_gradient_wrt_basis))
+    /// to the length scales. Each derivative column is formed once and consumed at once
+    /// (`O(b p' d)` flops, `O(b d)` memory), so the `d` blocks of
+    /// [`phi_derivatives_block`](Self::phi_derivatives_block) are never held.
+    ///
+    /// Errors: as [`phi_block`](Self::phi_block), and [`ModelError::LengthMismatch`] if `H`
+    /// is not `b × p'`.
+    pub fn contract_derivatives(&self, x: MatRef<'_, f64>, h: MatRef<'_, f64>) -> Result<Vec<f64>> {
+        if h.nrows() != x.nrows() || h.ncols() != self.len() {
+            return Err(ModelError::LengthMismatch {
+                context: "entries of the matrix contracted with dΦ (rows of X × eigenfunctions)",
+                expected: x.nrows() * self.len(),
+                found: h.nrows() * h.ncols(),
+            });
+        }
+        let mut grad = vec![0.0; self.dims()];
+        self.for_each_derivative_column(x, |i, j, column| {
+            grad[i] += h.col(j).iter().zip(column).map(|(a, b)| a * b).sum::<f64>();
+        })?;
+        Ok(grad)
+    }
+
+    /// Calls `visit(i, j, dΦ[:, j] / d log ℓ_i)` for every column `j` and axis `i` at the
+    /// (checked) rows of `x`: the prefix and suffix products of
+    /// [`phi_derivatives_block`](Self::phi_derivatives_block), one column in a reused buffer.
+    fn for_each_derivative_column(
+        &self,
+        x: MatRef<'_, f64>,
+        mut visit: impl FnMut(usize, usize, &[f64]),
+    ) -> Result<()> {
         self.check_points(x)?;
         let (b, d, pp) = (x.nrows(), self.dims(), self.len());
         let mut f = Vec::with_capacity(d);
         let mut df = Vec::with_capacity(d);
         for (i, axis) in self.axes.iter().enumerate() {
-            let xi = x.col(i);
-            let kxu = axis.cross_covariance(xi);
+            let (kxu, dkxu) = axis.cross_covariance_and_derivative(x.col(i));
             f.push(product(kxu.as_ref(), self.scaled[i].as_ref()));
             let dg = axis.select(axis.scaled_eigenvector_derivatives(), &self.uniq[i])?;
             let mut dfi = product(kxu.as_ref(), dg.as_ref());
             matmul(
                 dfi.as_mut(),
                 Accum::Add,
-                axis.cross_covariance_derivative(xi).as_ref(),
+                dkxu.as_ref(),
                 self.scaled[i].as_ref(),
                 1.0,
                 Par::Seq,
             );
             df.push(dfi);
         }
-        let mut out: Vec<Mat<f64>> = (0..d).map(|_| Mat::zeros(b, pp)).collect();
         // prefix[k] = Π_{k' < k} F⁽ᵏ'⁾[:, idx_{jk'}] (column k of a b × d buffer); the suffix
         // product runs backwards.
         let mut prefix = Mat::<f64>::ones(b, d);
         let mut suffix = vec![0.0; b];
+        let mut column = vec![0.0; b];
         for j in 0..pp {
             let pos = &self.positions[j * d..(j + 1) * d];
             for k in 1..d {
@@ -297,15 +341,15 @@ impl GriefBasis {
             for i in (0..d).rev() {
                 let pre = prefix.col_as_slice(i);
                 let dfi = df[i].col_as_slice(pos[i]);
-                let dst = out[i].col_as_slice_mut(j);
-                for ((o, (a, c)), v) in dst.iter_mut().zip(pre.iter().zip(&suffix)).zip(dfi) {
+                for ((o, (a, c)), v) in column.iter_mut().zip(pre.iter().zip(&suffix)).zip(dfi) {
                     *o = a * c * v;
                 }
+                visit(i, j, &column);
                 let fi = f[i].col_as_slice(pos[i]);
                 suffix.iter_mut().zip(fi).for_each(|(s, v)| *s *= v);
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The sufficient statistics `ΦᵀΦ`, `Φᵀy`, `yᵀy`, `n` of the training data, streamed over
@@ -345,34 +389,16 @@ impl GriefBasis {
         }
         self.check_points(x)?;
         check_finite_col(y, "the training targets y").map_err(ModelError::from_finite_check)?;
-        let pp = self.len();
-        let mut a = Mat::<f64>::zeros(pp, pp);
-        let mut r = Col::<f64>::zeros(pp);
+        let mut stats = GriefStats::new(self.len());
         let mut start = 0;
         while start < n {
             let rows = block_rows.min(n - start);
             let phi = self.phi_block(x.subrows(start, rows))?;
-            let yb = y.subrows(start, rows);
-            matmul(
-                a.as_mut(),
-                Accum::Add,
-                phi.transpose(),
-                phi.as_ref(),
-                1.0,
-                Par::Seq,
-            );
-            matmul(
-                r.as_mut().as_mat_mut(),
-                Accum::Add,
-                phi.transpose(),
-                yb.as_mat(),
-                1.0,
-                Par::Seq,
-            );
+            stats.accumulate_lower(phi.as_ref(), y.subrows(start, rows))?;
             start += rows;
         }
-        let yty = y.iter().map(|v| v * v).sum();
-        Ok(GriefStats { a, r, yty, n })
+        gp_linalg::gram::mirror_lower(stats.a.as_mut())?;
+        Ok(stats)
     }
 
     /// The inputs of Theorem 2 for checked points `x`: the Khatri–Rao factors `K_XU⁽ⁱ⁾`, the

@@ -217,14 +217,17 @@ impl Grief {
         let mut acc = fit.theta_gradient(d);
         let n = self.x.nrows();
         let block = self.options.block_rows;
+        // H_b = ∂LML/∂Φ_b, contracted with ∂Φ_b/∂log ℓ column by column (never formed).
+        let mut h = Mat::<f64>::zeros(block.min(n), self.basis.len());
         let mut start = 0;
         while start < n {
             let b = block.min(n - start);
             let xb = self.x.as_ref().subrows(start, b);
             let phi = self.basis.phi_block(xb)?;
-            let dphi = self.basis.phi_derivatives_block(xb)?;
-            let views: Vec<MatRef<'_, f64>> = dphi.iter().map(|m| m.as_ref()).collect();
-            acc.add_block(phi.as_ref(), self.y.as_ref().subrows(start, b), &views)?;
+            let mut hb = h.as_mut().subrows_mut(0, b);
+            acc.basis_gradient_into(phi.as_ref(), self.y.as_ref().subrows(start, b), hb.as_mut())?;
+            let contributions = self.basis.contract_derivatives(xb, hb.as_ref())?;
+            acc.add_contracted(b, &contributions)?;
             start += b;
         }
         let mut grad = acc.finish()?;

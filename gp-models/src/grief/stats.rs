@@ -67,6 +67,19 @@ impl GriefStats {
         phi_block: MatRef<'_, f64>,
         y_block: ColRef<'_, f64>,
     ) -> Result<()> {
+        self.accumulate_lower(phi_block, y_block)?;
+        gp_linalg::gram::mirror_lower(self.a.as_mut())?;
+        Ok(())
+    }
+
+    /// As [`accumulate`](Self::accumulate), but `A` gets `Φ_bᵀΦ_b` in its lower triangle
+    /// only (`b p²` flops instead of `2 b p²`): mirror it
+    /// ([`gp_linalg::gram::mirror_lower`]) after the last block of a streamed pass.
+    pub(crate) fn accumulate_lower(
+        &mut self,
+        phi_block: MatRef<'_, f64>,
+        y_block: ColRef<'_, f64>,
+    ) -> Result<()> {
         let p = self.p();
         if phi_block.ncols() != p {
             return Err(ModelError::LengthMismatch {
@@ -87,14 +100,7 @@ impl GriefStats {
             .map_err(ModelError::from_finite_check)?;
         check_finite_col(y_block, "the targets y_b").map_err(ModelError::from_finite_check)?;
         let par = gp_linalg::parallelism_for(phi_block.nrows() as f64 * p as f64 * p as f64);
-        matmul(
-            self.a.as_mut(),
-            Accum::Add,
-            phi_block.transpose(),
-            phi_block,
-            1.0,
-            par,
-        );
+        gp_linalg::gram::add_gram_lower(self.a.as_mut(), phi_block, par)?;
         matmul(
             self.r.as_mat_mut(),
             Accum::Add,

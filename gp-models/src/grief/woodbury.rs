@@ -29,11 +29,12 @@ use std::sync::Mutex;
 
 use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch, LltError};
 use faer::linalg::matmul::matmul;
+use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::linalg::triangular_inverse::invert_lower_triangular;
 use faer::linalg::triangular_solve::{
     solve_lower_triangular_in_place, solve_upper_triangular_in_place,
 };
-use faer::{Accum, Col, ColRef, Mat, MatRef, Par};
+use faer::{Accum, Col, ColRef, Mat, MatMut, MatRef, Par};
 use gp_linalg::parallelism_for;
 use gp_linalg::validate::{check_finite_col, check_finite_mat};
 
@@ -418,12 +419,39 @@ impl<'a> WoodburyFit<'a> {
     /// A streaming accumulator of the gradient of the log marginal likelihood with respect to
     /// `n_params` hyperparameters θ of the basis `Φ(θ)` (GP-GRIEF-II, weights and noise held
     /// at this fit's values); see [`ThetaGradient`].
+    ///
+    /// Forms `P⁻¹` explicitly (a triangular inverse and a triangular product, `2p³/3`
+    /// flops) so that each row block costs one `b × p × p` product at matrix-multiply speed.
     pub fn theta_gradient(&self, n_params: usize) -> ThetaGradient<'_, 'a> {
         ThetaGradient {
             fit: self,
+            p_inverse: self.p_inverse(),
             grad: vec![0.0; n_params],
             rows: 0,
         }
+    }
+
+    /// `P⁻¹` whole (symmetric): `L⁻ᵀL⁻¹` from the triangular inverse of the factor, `2p³/3`
+    /// flops.
+    pub fn p_inverse(&self) -> Mat<f64> {
+        let p = self.p();
+        let mut linv = Mat::<f64>::zeros(p, p);
+        invert_lower_triangular(linv.as_mut(), self.l.as_ref(), self.par);
+        let mut inv = Mat::<f64>::zeros(p, p);
+        triangular::matmul(
+            inv.as_mut(),
+            BlockStructure::TriangularLower,
+            Accum::Replace,
+            linv.transpose(),
+            BlockStructure::TriangularUpper,
+            linv.as_ref(),
+            BlockStructure::TriangularLower,
+            1.0,
+            self.par,
+        );
+        // `inv` is square by construction, so mirroring cannot fail.
+        let _ = gp_linalg::gram::mirror_lower(inv.as_mut());
+        inv
     }
 }
 
@@ -455,17 +483,24 @@ fn symmetric_from_lower(a: MatRef<'_, f64>) -> Mat<f64> {
 /// the basis `Φ(θ)` (GP-GRIEF-II), accumulated over row blocks so that `Φ` is never stored
 /// whole.
 ///
-/// With `α = K⁻¹y` and `K = ΦWΦᵀ + σ²I`,
+/// With `α = K⁻¹y` and `K = ΦWΦᵀ + σ²I`, the gradient with respect to the basis itself is
 ///
 /// ```text
-/// ∂LML/∂θ_k = αᵀ (∂Φ/∂θ_k) W Φᵀα − tr(W Φᵀ K⁻¹ ∂Φ/∂θ_k)
+/// H = ∂LML/∂Φ = (ααᵀ − K⁻¹) Φ W = α uᵀ − Φ P⁻¹
 /// ```
 ///
-/// where `WΦᵀα = P⁻¹r = u` and, by the push-through identity `K⁻¹ΦW = ΦP⁻¹`, the trace is
-/// `Σ (ΦP⁻¹) ⊙ ∂Φ/∂θ_k`; `α = σ⁻²(y − Φu)` row by row. A block of `b` rows costs `O(b p²)`
-/// for `Φ_b P⁻¹` once and `O(b p)` per hyperparameter. The gradient of `A`, `r` and `yᵀy`
-/// flows entirely through `∂Φ` (the statistics of this fit must be those of the same `Φ`,
-/// `y`).
+/// (`WΦᵀα = P⁻¹r = u`, and `K⁻¹ΦW = ΦP⁻¹` by the push-through identity; row block `b` of
+/// `H` needs only row block `b` of `Φ` and `y`, with `α_b = σ⁻²(y_b − Φ_b u)`), and the
+/// chain rule gives `∂LML/∂θ_k = ⟨H, ∂Φ/∂θ_k⟩ = Σ H ⊙ ∂Φ/∂θ_k`. A block of `b` rows costs
+/// one `b × p × p` product for `Φ_b P⁻¹` and `O(b p)` per hyperparameter. The gradient of
+/// `A`, `r` and `yᵀy` flows entirely through `∂Φ` (the statistics of this fit must be those
+/// of the same `Φ`, `y`).
+///
+/// Two ways to feed it: [`add_block`](Self::add_block) with the blocks `∂Φ_b/∂θ_k`, or
+/// [`basis_gradient_into`](Self::basis_gradient_into) followed by
+/// [`add_contracted`](Self::add_contracted) when the caller contracts `H_b` with the
+/// derivatives itself (as [`GriefBasis::contract_derivatives`](crate::grief::GriefBasis::contract_derivatives)
+/// does without forming them).
 ///
 /// The derivative blocks are those of a basis with a fixed selection of eigenfunctions: the
 /// top-`p` selection of GP-GRIEF is piecewise constant in θ and the log marginal likelihood
@@ -492,6 +527,8 @@ fn symmetric_from_lower(a: MatRef<'_, f64>) -> Mat<f64> {
 #[derive(Debug, Clone)]
 pub struct ThetaGradient<'f, 'a> {
     fit: &'f WoodburyFit<'a>,
+    /// `P⁻¹`, whole.
+    p_inverse: Mat<f64>,
     grad: Vec<f64>,
     rows: usize,
 }
@@ -507,17 +544,17 @@ impl ThetaGradient<'_, '_> {
         self.rows
     }
 
-    /// Adds the contribution of a block of rows: the basis `Φ_b` (`b × p`), the targets `y_b`
-    /// (`b`) and `∂Φ_b/∂θ_k` (`b × p`) for each hyperparameter `k`.
+    /// Writes `H_b = ∂LML/∂Φ_b = α_b uᵀ − Φ_b P⁻¹` (`b × p`) into `out`, for the basis block
+    /// `Φ_b` (`b × p`) and its targets `y_b`. Nothing is accumulated: contract `H_b` with the
+    /// derivative blocks and pass the result to [`add_contracted`](Self::add_contracted).
     ///
-    /// Errors: [`ModelError::LengthMismatch`] for blocks of the wrong shape or a number of
-    /// derivative blocks different from the number of hyperparameters,
-    /// [`ModelError::NonFinite`] for non-finite entries (nothing is added on error).
-    pub fn add_block(
-        &mut self,
+    /// Errors: [`ModelError::LengthMismatch`] for blocks or an `out` of the wrong shape,
+    /// [`ModelError::NonFinite`] for non-finite entries.
+    pub fn basis_gradient_into(
+        &self,
         phi_b: MatRef<'_, f64>,
         y_b: ColRef<'_, f64>,
-        dphi_b: &[MatRef<'_, f64>],
+        mut out: MatMut<'_, f64>,
     ) -> Result<()> {
         let fit = self.fit;
         let p = fit.p();
@@ -534,6 +571,94 @@ impl ThetaGradient<'_, '_> {
                 found: y_b.nrows(),
             });
         }
+        if out.nrows() != b || out.ncols() != p {
+            return Err(ModelError::LengthMismatch {
+                context: "entries of the output block H_b (the shape of Φ_b)",
+                expected: b * p,
+                found: out.nrows() * out.ncols(),
+            });
+        }
+        check_finite_mat(phi_b, "the basis block Φ_b").map_err(ModelError::from_finite_check)?;
+        check_finite_col(y_b, "the targets y_b").map_err(ModelError::from_finite_check)?;
+        // α_b = σ⁻²(y_b − Φ_b u).
+        let mut alpha = y_b.to_owned();
+        matmul(
+            alpha.as_mat_mut(),
+            Accum::Add,
+            phi_b,
+            fit.u.as_mat(),
+            -1.0,
+            Par::Seq,
+        );
+        alpha /= fit.noise;
+        let par = gp_linalg::parallelism_for(2.0 * b as f64 * p as f64 * p as f64);
+        matmul(
+            out.as_mut(),
+            Accum::Replace,
+            phi_b,
+            self.p_inverse.as_ref(),
+            -1.0,
+            par,
+        );
+        for j in 0..p {
+            let uj = fit.u[j];
+            out.as_mut()
+                .col_mut(j)
+                .iter_mut()
+                .zip(alpha.iter())
+                .for_each(|(h, a)| *h += a * uj);
+        }
+        Ok(())
+    }
+
+    /// Adds `⟨H_b, ∂Φ_b/∂θ_k⟩` for each hyperparameter (`contributions`, one per
+    /// hyperparameter) of a block of `rows` rows whose `H_b` came from
+    /// [`basis_gradient_into`](Self::basis_gradient_into).
+    ///
+    /// Errors: [`ModelError::LengthMismatch`] for a number of contributions different from the
+    /// number of hyperparameters, [`ModelError::NonFinite`] for a non-finite one (nothing is
+    /// added on error).
+    pub fn add_contracted(&mut self, rows: usize, contributions: &[f64]) -> Result<()> {
+        if contributions.len() != self.grad.len() {
+            return Err(ModelError::LengthMismatch {
+                context: "contributions ⟨H_b, ∂Φ_b/∂θ_k⟩ (one per hyperparameter)",
+                expected: self.grad.len(),
+                found: contributions.len(),
+            });
+        }
+        if let Some((k, &v)) = contributions
+            .iter()
+            .enumerate()
+            .find(|(_, v)| !v.is_finite())
+        {
+            return Err(ModelError::NonFinite {
+                context: "a contribution ⟨H_b, ∂Φ_b/∂θ_k⟩ to the θ-gradient",
+                row: k,
+                col: 0,
+                value: v,
+            });
+        }
+        self.grad
+            .iter_mut()
+            .zip(contributions)
+            .for_each(|(g, c)| *g += c);
+        self.rows += rows;
+        Ok(())
+    }
+
+    /// Adds the contribution of a block of rows: the basis `Φ_b` (`b × p`), the targets `y_b`
+    /// (`b`) and `∂Φ_b/∂θ_k` (`b × p`) for each hyperparameter `k`.
+    ///
+    /// Errors: [`ModelError::LengthMismatch`] for blocks of the wrong shape or a number of
+    /// derivative blocks different from the number of hyperparameters,
+    /// [`ModelError::NonFinite`] for non-finite entries (nothing is added on error).
+    pub fn add_block(
+        &mut self,
+        phi_b: MatRef<'_, f64>,
+        y_b: ColRef<'_, f64>,
+        dphi_b: &[MatRef<'_, f64>],
+    ) -> Result<()> {
+        let (b, p) = (phi_b.nrows(), self.fit.p());
         if dphi_b.len() != self.grad.len() {
             return Err(ModelError::LengthMismatch {
                 context: "derivative blocks ∂Φ_b/∂θ_k (one per hyperparameter)",
@@ -549,48 +674,16 @@ impl ThetaGradient<'_, '_> {
                     found: d.nrows() * d.ncols(),
                 });
             }
-        }
-        check_finite_mat(phi_b, "the basis block Φ_b").map_err(ModelError::from_finite_check)?;
-        check_finite_col(y_b, "the targets y_b").map_err(ModelError::from_finite_check)?;
-        for d in dphi_b {
             check_finite_mat(*d, "a derivative block ∂Φ_b/∂θ")
                 .map_err(ModelError::from_finite_check)?;
         }
-        // α_b = σ⁻²(y_b − Φ_b u).
-        let mut alpha = y_b.to_owned();
-        matmul(
-            alpha.as_mat_mut(),
-            Accum::Add,
-            phi_b,
-            fit.u.as_mat(),
-            -1.0,
-            Par::Seq,
-        );
-        alpha /= fit.noise;
-        // Z = (P⁻¹Φ_bᵀ)ᵀ = Φ_b P⁻¹ (b × p).
-        let mut zt = phi_b.transpose().to_owned();
-        solve_lower_triangular_in_place(fit.l.as_ref(), zt.as_mut(), fit.par);
-        solve_upper_triangular_in_place(fit.l.transpose(), zt.as_mut(), fit.par);
-        let z = zt.transpose().to_owned();
-        let mut du = Col::<f64>::zeros(b);
-        for (k, d) in dphi_b.iter().enumerate() {
-            matmul(
-                du.as_mat_mut(),
-                Accum::Replace,
-                *d,
-                fit.u.as_mat(),
-                1.0,
-                Par::Seq,
-            );
-            let data = alpha.transpose() * &du;
-            let mut trace = 0.0;
-            for j in 0..p {
-                trace += z.col(j).transpose() * d.col(j);
-            }
-            self.grad[k] += data - trace;
-        }
-        self.rows += b;
-        Ok(())
+        let mut h = Mat::<f64>::zeros(b, p);
+        self.basis_gradient_into(phi_b, y_b, h.as_mut())?;
+        let contributions: Vec<f64> = dphi_b
+            .iter()
+            .map(|d| (0..p).map(|j| h.col(j).transpose() * d.col(j)).sum::<f64>())
+            .collect();
+        self.add_contracted(b, &contributions)
     }
 
     /// The gradient `∂LML/∂θ_k` for each hyperparameter, once every row of `Φ` has been
