@@ -281,6 +281,23 @@ pub enum ModelError {
         /// Index of the first pivot that was not positive.
         pivot: usize,
     },
+    /// The `n × n` matrix `K = ΦWΦᵀ + σ²I_n` of the GP-GRIEF data-space (function-space)
+    /// evaluation ([`DualFit`](crate::grief::DualFit)) is numerically not positive definite:
+    /// its Cholesky factorization met a non-positive or non-finite pivot. `K ⪰ σ²I` in exact
+    /// arithmetic, so either `σ²` is below the rounding error of `ΦWΦᵀ` or the weights are
+    /// so large that `ΦWΦᵀ` overflows.
+    #[error(
+        "the GP-GRIEF data-space matrix K = ΦWΦᵀ + σ²I ({n} × {n}) is not numerically \
+         positive definite (Cholesky pivot {pivot} is not positive and finite): use a larger \
+         noise variance or smaller eigenfunction weights so that σ² stays above the rounding \
+         error of ΦWΦᵀ and ΦWΦᵀ stays finite"
+    )]
+    DataSpaceNotPositiveDefinite {
+        /// Number of training points `n`.
+        n: usize,
+        /// Index of the first pivot that was not positive and finite.
+        pivot: usize,
+    },
     /// A factorization of a sparse (inducing-point) GP failed: `K_UU` or the system
     /// `σ²K_UU + ΦᵀΦ` is not numerically positive definite after the jitter ladder of
     /// [`SparseOptions::jitter`](crate::SparseOptions::jitter) (none by default), or

@@ -13,6 +13,7 @@ mod exact_memory;
 mod exact_scales;
 mod gradient;
 mod grief_basis;
+mod grief_dual;
 mod grief_model;
 mod grief_weight_space;
 mod gsgp_log_det;

@@ -16,11 +16,15 @@
 //!   `yᵀy`, `n` alone ([`GriefStats`]): [`woodbury`] (`O(p³)` per evaluation, eq. 13 /
 //!   App. A, with the streamed gradient with respect to the basis hyperparameters) and
 //!   [`ortho`] (`O(p)` per evaluation on the orthogonalised basis, App. A end).
+//! * The data-space (function-space) form from the whole training basis `Φ`: [`dual`]
+//!   ([`DualFit`], `O(n²p + n³)` per evaluation, the cheaper one when `n` is below about
+//!   `0.53 p`, as in the paper's GP-GRIEF-I runs with `p = 1000`).
 //!
 //! [`GpModel`]: crate::GpModel
 
 pub mod axis;
 pub mod basis;
+pub mod dual;
 pub mod grid;
 mod interface;
 pub mod model;
@@ -32,10 +36,11 @@ pub mod woodbury;
 
 pub use axis::{AxisBasis, AXIS_JITTER, EIGENVALUE_FLOOR};
 pub use basis::{GriefBasis, GriefBasisOptions, LOG_FORM_MIN_DIMS};
+pub use dual::DualFit;
 pub use grid::{GridOptions, InducingGrid, DEFAULT_POINTS_PER_AXIS};
 pub use model::Grief;
 pub use options::{GriefOptions, DEFAULT_BLOCK_ROWS, DEFAULT_EIGENFUNCTIONS};
 pub use ortho::{OrthoFit, OrthoOptions, OrthoWeights};
 pub use stats::GriefStats;
-pub use type_one::{GriefPosterior, GriefSamplerOptions};
+pub use type_one::{GriefEvaluation, GriefPosterior, GriefSamplerOptions};
 pub use woodbury::{ThetaGradient, WoodburyFit};

@@ -5,9 +5,19 @@
 //! `σ²` where `σ₀²` is the model's noise variance. The kernel of a sample is
 //! `s_f² Σⱼ wⱼ φⱼ(x) φⱼ(z)`, so the prior mode `w = 1` is the model's GRIEF kernel.
 //!
-//! Each MALA step evaluates the log marginal likelihood and its `p + 1` gradients from the
-//! statistics `ΦᵀΦ`, `Φᵀy`, `yᵀy` computed once (one `p × p` Cholesky factorization and
-//! the diagonal of its inverse): the cost per step does not depend on `n`.
+//! Each MALA step evaluates the log marginal likelihood and its `p + 1` gradients in the
+//! cheaper of two exact forms ([`GriefSamplerOptions::evaluation`]):
+//!
+//! * the weight space ([`WoodburyFit`]): from the statistics `ΦᵀΦ`, `Φᵀy`, `yᵀy` computed
+//!   once, one `p × p` Cholesky factorization and the diagonal of its inverse, `2p³/3`
+//!   flops whatever `n`;
+//! * the data space ([`DualFit`]): from the training basis `Φ` (`n × p`) formed once, one
+//!   `n × n` Cholesky factorization of `K = ΦWΦᵀ + σ²I`, `L⁻¹Φ` and `L⁻¹`, `2n²p + 2n³/3`
+//!   flops, the cheaper one for `n` below about `0.53 p` (the paper's runs: `p = 1000`,
+//!   `n = 20…500`).
+//!
+//! The cost per step is therefore `min(2p³/3, 2n²p + 2n³/3)`: it never exceeds the `O(p³)`
+//! of the weight-space form, whatever `n`, and falls to `O(n²p)` for small data sets.
 //!
 //! Sampling happens in log space (`u = ln x`) with the log-Jacobian `Σ uᵢ` in the target,
 //! so the priors are the stated log-normals (the reference code samples in softplus space
@@ -18,6 +28,7 @@
 use faer::{Col, MatRef};
 
 use crate::error::{ModelError, Result};
+use crate::grief::dual::{data_space_is_cheaper, DualFit};
 use crate::grief::model::Grief;
 use crate::grief::stats::GriefStats;
 use crate::grief::woodbury::WoodburyFit;
@@ -39,6 +50,28 @@ pub struct GriefSamplerOptions {
     /// Include the log-Jacobian of `x = eᵘ` in the target (default `true`: the priors are
     /// then exactly the stated log-normals).
     pub include_jacobian: bool,
+    /// How each step evaluates the log marginal likelihood and its gradients (default
+    /// [`GriefEvaluation::Auto`]: the cheaper form).
+    pub evaluation: GriefEvaluation,
+}
+
+/// The form in which [`Grief::sample_weights`] evaluates the log marginal likelihood and its
+/// `p + 1` gradients at every step. Both are exact: they differ only by rounding, and a
+/// seeded run gives the same chain in either up to that rounding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GriefEvaluation {
+    /// The cheaper of the two by their flop counts,
+    /// [`data_space_is_cheaper`]`(n, p)`:
+    /// `2n²p + 2n³/3` (data space) against `2p³/3` (weight space); the data space for `n`
+    /// below about `0.53 p`.
+    #[default]
+    Auto,
+    /// The weight space ([`WoodburyFit`]): `p × p` factorizations on the sufficient
+    /// statistics, `2p³/3` flops per step whatever `n`.
+    WeightSpace,
+    /// The data space ([`DualFit`]): `n × n` factorizations on the training basis `Φ`
+    /// (`n × p`, formed once and kept for the run), `2n²p + 2n³/3` flops per step.
+    DataSpace,
 }
 
 impl Default for GriefSamplerOptions {
@@ -49,6 +82,7 @@ impl Default for GriefSamplerOptions {
             weight_prior_variance: 100.0,
             noise_prior_variance: 0.04,
             include_jacobian: true,
+            evaluation: GriefEvaluation::Auto,
         }
     }
 }
@@ -77,6 +111,12 @@ fn refit_or_new<'s>(
     }
 }
 
+/// The fit of one sampler step in the form chosen by [`GriefEvaluation`].
+enum StepFit<'a> {
+    Weight(WoodburyFit<'a>),
+    Data(DualFit<'a>),
+}
+
 impl Grief {
     /// GP-GRIEF-I: samples the eigenfunction weights and the noise variance by MALA (see
     /// the [module documentation](crate::grief::type_one)), with this model's length
@@ -96,15 +136,36 @@ impl Grief {
         priors.push(noise_prior);
         let sf2 = self.kernel.params().variance();
         let stats = &self.stats;
-        let mut fit: Option<WoodburyFit<'_>> = None;
+        let data_space = match options.evaluation {
+            GriefEvaluation::Auto => data_space_is_cheaper(self.x.nrows(), p),
+            GriefEvaluation::WeightSpace => false,
+            GriefEvaluation::DataSpace => true,
+        };
+        // The training basis (n × p) for the data-space form, formed once.
+        let phi = if data_space {
+            Some(self.basis.phi_block(self.x.as_ref())?)
+        } else {
+            None
+        };
+        let phi = phi.as_ref().map(|phi| phi.as_ref());
+        let y = self.y.as_ref();
+        let mut fit: Option<StepFit<'_>> = None;
         let mut w_eff = vec![0.0; p];
         let log_likelihood = move |x: &[f64]| -> Result<(f64, Vec<f64>)> {
             for (we, &w) in w_eff.iter_mut().zip(&x[..p]) {
                 *we = sf2 * w;
             }
             let noise = x[p];
-            let next = refit_or_new(fit.take(), stats, &w_eff, noise)?;
-            let (lml, dw, dnoise) = next.lml_and_gradients();
+            let next = match (fit.take(), phi) {
+                (Some(StepFit::Data(f)), _) => StepFit::Data(f.refit(&w_eff, noise)?),
+                (Some(StepFit::Weight(f)), _) => StepFit::Weight(f.refit(&w_eff, noise)?),
+                (None, Some(phi)) => StepFit::Data(DualFit::new(phi, y, &w_eff, noise)?),
+                (None, None) => StepFit::Weight(WoodburyFit::new(stats, &w_eff, noise)?),
+            };
+            let (lml, dw, dnoise) = match &next {
+                StepFit::Data(f) => f.lml_and_gradients(),
+                StepFit::Weight(f) => f.lml_and_gradients(),
+            };
             fit = Some(next);
             let mut grad: Vec<f64> = dw.iter().map(|g| sf2 * g).collect();
             grad.push(dnoise);
