@@ -33,6 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         p_type_one: 1000,
         mala: MalaOptions::default(),
         seed: fold as u64,
+        progress: true,
     };
     let start = std::time::Instant::now();
     let r = run_grief_fold(&train, &test, &options)?;

@@ -68,6 +68,7 @@ fn one_fold_of_every_method_predicts_better_than_the_mean() {
             ..MalaOptions::default()
         },
         seed: 3,
+        progress: false,
     };
     let r = run_grief_fold(&train, &test, &options).expect("fold runs");
     let mean = train.y.iter().sum::<f64>() / train.len() as f64;

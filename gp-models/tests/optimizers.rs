@@ -201,6 +201,47 @@ fn invalid_options_are_rejected() {
     }
 }
 
+/// A sum of kinks `Σ |xᵢ − i| + 0.01 (xᵢ − i)²`: the derivative jumps at the minimum, so
+/// the curvature condition cannot hold near it and the zoom runs until its bracket is
+/// narrow. SciPy's relative bracket tolerance (0.1) ends those searches early and still
+/// reaches the minimum; the default (1e-14) spends its whole budget on them.
+fn kinked(x: &[f64]) -> Result<(f64, Vec<f64>)> {
+    let mut f = 0.0;
+    let mut g = vec![0.0; x.len()];
+    for (i, v) in x.iter().enumerate() {
+        let t = v - i as f64;
+        f += t.abs() + 0.01 * t * t;
+        g[i] = t.signum() + 0.02 * t;
+    }
+    Ok((f, g))
+}
+
+#[test]
+fn a_relative_bracket_tolerance_shortens_searches_at_kinks() {
+    let run = |bracket_tolerance: f64| {
+        let options = LbfgsOptions {
+            max_iterations: 40,
+            line_search: gp_models::optim::LineSearchOptions {
+                bracket_tolerance,
+                ..Default::default()
+            },
+            ..LbfgsOptions::default()
+        };
+        lbfgs(kinked, &[0.3, -0.4, 2.7], &options).unwrap()
+    };
+    let (loose, strict) = (run(0.1), run(1e-14));
+    let (f_loose, f_strict) = (kinked(&loose.x).unwrap().0, kinked(&strict.x).unwrap().0);
+    let f0 = kinked(&[0.3, -0.4, 2.7]).unwrap().0;
+    assert!(f_loose < 0.05 * f0, "0.1: f = {f_loose} from {f0}");
+    assert!(
+        loose.evaluations < strict.evaluations,
+        "evaluations: {} with 0.1, {} with 1e-14",
+        loose.evaluations,
+        strict.evaluations
+    );
+    assert!(f_strict < 0.05 * f0, "1e-14: f = {f_strict} from {f0}");
+}
+
 #[test]
 fn iteration_limit_is_reported() {
     let opts = LbfgsOptions {

@@ -29,6 +29,12 @@ pub struct LineSearchOptions {
     pub max_evaluations: usize,
     /// Largest step tried (default `1e10`).
     pub max_step: f64,
+    /// The zoom ends, taking its best step with sufficient decrease, once the bracket is
+    /// narrower than this fraction of its larger end (default `1e-14`: only when it can
+    /// shrink no further). SciPy's L-BFGS-B line search (MINPACK-2 `dcsrch`) uses `0.1`
+    /// (`xtol`), which keeps the search short on objectives whose derivative jumps, where
+    /// the curvature condition cannot be met near the jump.
+    pub bracket_tolerance: f64,
 }
 
 impl Default for LineSearchOptions {
@@ -38,6 +44,7 @@ impl Default for LineSearchOptions {
             c2: 0.9,
             max_evaluations: 30,
             max_step: 1e10,
+            bracket_tolerance: 1e-14,
         }
     }
 }
@@ -61,6 +68,9 @@ impl LineSearchOptions {
         }
         if self.max_step.is_nan() || self.max_step <= 0.0 {
             return bad("LineSearchOptions::max_step", "must be positive");
+        }
+        if !(self.bracket_tolerance > 0.0 && self.bracket_tolerance < 1.0) {
+            return bad("LineSearchOptions::bracket_tolerance", "must lie in (0, 1)");
         }
         Ok(())
     }
@@ -188,7 +198,8 @@ where
         while self.budget_left() {
             let (a_lo, a_hi) = (lo.a, hi.a());
             let width = (a_hi - a_lo).abs();
-            if width <= 1e-14 * a_lo.abs().max(a_hi.abs()).max(f64::MIN_POSITIVE) {
+            let tolerance = self.opts.bracket_tolerance;
+            if width <= tolerance * a_lo.abs().max(a_hi.abs()).max(f64::MIN_POSITIVE) {
                 break;
             }
             let bisect = 0.5 * (a_lo + a_hi);

@@ -261,6 +261,7 @@ impl Experiment for Table1Folds {
                         p_type_one: p.p_type_one,
                         mala: p.mala,
                         seed: ctx.seed.wrapping_add(k as u64),
+                        progress: false,
                     },
                 )?);
                 ctx.progress.inc(1);
