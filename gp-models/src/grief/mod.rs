@@ -16,6 +16,8 @@
 //!   `yᵀy`, `n` alone ([`GriefStats`]): [`woodbury`] (`O(p³)` per evaluation, eq. 13 /
 //!   App. A, with the streamed gradient with respect to the basis hyperparameters) and
 //!   [`ortho`] (`O(p)` per evaluation on the orthogonalised basis, App. A end).
+//! * [`io`]: saving and loading a [`Grief`] model as JSON ([`Grief::save_json`],
+//!   [`Grief::load_json`]).
 //!
 //! [`GpModel`]: crate::GpModel
 
@@ -23,6 +25,7 @@ pub mod axis;
 pub mod basis;
 pub mod grid;
 mod interface;
+pub mod io;
 pub mod model;
 pub mod options;
 pub mod ortho;
@@ -33,6 +36,7 @@ pub mod woodbury;
 pub use axis::{AxisBasis, AXIS_JITTER, EIGENVALUE_FLOOR};
 pub use basis::{GriefBasis, GriefBasisOptions, LOG_FORM_MIN_DIMS};
 pub use grid::{GridOptions, InducingGrid, DEFAULT_POINTS_PER_AXIS};
+pub use io::{GRIEF_FORMAT, GRIEF_FORMAT_VERSION};
 pub use model::Grief;
 pub use options::{GriefOptions, DEFAULT_BLOCK_ROWS, DEFAULT_EIGENFUNCTIONS};
 pub use ortho::{OrthoFit, OrthoOptions, OrthoWeights};
