@@ -71,3 +71,17 @@ pub(crate) fn check_test_points(x_test: MatRef<'_, f64>, d: usize) -> Result<()>
     }
     check_finite_mat(x_test, "the test points").map_err(ModelError::from_finite_check)
 }
+
+/// Checks that a grid has one axis per input dimension (`grid_dims = d`).
+///
+/// Errors: [`ModelError::LengthMismatch`].
+pub(crate) fn check_grid_dims(grid_dims: usize, d: usize) -> Result<()> {
+    if grid_dims != d {
+        return Err(ModelError::LengthMismatch {
+            context: "grid axes (one per input dimension)",
+            expected: d,
+            found: grid_dims,
+        });
+    }
+    Ok(())
+}

@@ -146,6 +146,8 @@ fn damaged_files_give_typed_errors() {
 
 // ---- Every model: the same round trip and the same typed errors. ----
 
+use gp_models::iterative::{ITERATIVE_GP_FORMAT, ITERATIVE_GP_FORMAT_VERSION};
+use gp_models::ski::{SKI_FORMAT, SKI_FORMAT_VERSION};
 use gp_models::{IterativeGp, IterativeOptions, LmlRequest, Ski, SkiOptions};
 
 fn iterative_model() -> IterativeGp<SquaredExponential> {
@@ -198,6 +200,25 @@ fn ski_model() -> Ski<SquaredExponential> {
     Ski::fit(kernel, x.as_ref(), y.as_ref(), 0.02, &opts).unwrap()
 }
 
+/// Checks that `text` (what `to_json_string` gave) is a `format` file of `version` and what
+/// `save` writes, and reads the model back twice: from the string with `from_str` and
+/// through a reader with `load`.
+fn read_back<M>(
+    text: &str,
+    (format, version): (&str, u32),
+    save: impl FnOnce(&mut Vec<u8>) -> Result<(), ModelError>,
+    from_str: impl Fn(&str) -> Result<M, ModelError>,
+    load: impl Fn(&[u8]) -> Result<M, ModelError>,
+) -> [M; 2] {
+    let v: serde_json::Value = serde_json::from_str(text).unwrap();
+    assert_eq!(v["format"], format);
+    assert_eq!(v["version"], version);
+    let mut buf = Vec::new();
+    save(&mut buf).unwrap();
+    assert_eq!(buf, text.as_bytes());
+    [from_str(text).unwrap(), load(buf.as_slice()).unwrap()]
+}
+
 /// Same log parameters, bit-identical predictions (mean and variances) and, for the
 /// stochastic models, a bit-identical LML estimate from the same seed.
 fn assert_same_model<M: GpModel>(a: &M, b: &M, x_test: faer::MatRef<'_, f64>) {
@@ -221,12 +242,14 @@ fn iterative_round_trip_reproduces_predictions_exactly() {
     let gp = iterative_model();
     let (xt, _) = toy_data(25, 2, 4.0, 22);
     let text = gp.to_json_string().unwrap();
-    let mut buf = Vec::new();
-    gp.save_json(&mut buf).unwrap();
-    assert_eq!(buf, text.as_bytes());
-    let back = IterativeGp::<SquaredExponential>::from_json_str(&text).unwrap();
-    let back2 = IterativeGp::<SquaredExponential>::load_json(buf.as_slice()).unwrap();
-    for m in [&back, &back2] {
+    let reloaded = read_back(
+        &text,
+        (ITERATIVE_GP_FORMAT, ITERATIVE_GP_FORMAT_VERSION),
+        |buf| gp.save_json(buf),
+        load_iterative,
+        |r| IterativeGp::<SquaredExponential>::load_json(r),
+    );
+    for m in &reloaded {
         assert_eq!(m.kernel(), gp.kernel());
         assert_eq!(m.options(), gp.options());
         assert_eq!(m.train_x(), gp.train_x());
@@ -240,12 +263,14 @@ fn ski_round_trip_keeps_the_grid_and_reproduces_predictions_exactly() {
     let gp = ski_model();
     let (xt, _) = toy_data(25, 2, 3.0, 22);
     let text = gp.to_json_string().unwrap();
-    let mut buf = Vec::new();
-    gp.save_json(&mut buf).unwrap();
-    assert_eq!(buf, text.as_bytes());
-    let back = Ski::<SquaredExponential>::from_json_str(&text).unwrap();
-    let back2 = Ski::<SquaredExponential>::load_json(buf.as_slice()).unwrap();
-    for m in [&back, &back2] {
+    let reloaded = read_back(
+        &text,
+        (SKI_FORMAT, SKI_FORMAT_VERSION),
+        |buf| gp.save_json(buf),
+        load_ski,
+        |r| Ski::<SquaredExponential>::load_json(r),
+    );
+    for m in &reloaded {
         assert_eq!(m.kernel(), gp.kernel());
         assert_eq!(m.options(), gp.options());
         assert_eq!(m.grid(), gp.grid());
@@ -437,16 +462,16 @@ fn gsgp_round_trip_keeps_the_statistics_and_reproduces_predictions_exactly() {
     let gp = gsgp_model();
     let (xt, _) = toy_data(25, 2, 3.0, 22);
     let text = gp.to_json_string().unwrap();
-    let mut buf = Vec::new();
-    gp.save_json(&mut buf).unwrap();
-    assert_eq!(buf, text.as_bytes());
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(v["format"], GSGP_FORMAT);
-    assert_eq!(v["version"], GSGP_FORMAT_VERSION);
     assert!(v.get("x").is_none() && v.get("y").is_none());
-    let back = load_gsgp(&text).unwrap();
-    let back2 = Gsgp::<SquaredExponential>::load_json(buf.as_slice()).unwrap();
-    for m in [&back, &back2] {
+    let reloaded = read_back(
+        &text,
+        (GSGP_FORMAT, GSGP_FORMAT_VERSION),
+        |buf| gp.save_json(buf),
+        load_gsgp,
+        |r| Gsgp::<SquaredExponential>::load_json(r),
+    );
+    for m in &reloaded {
         assert_eq!(m.kernel(), gp.kernel());
         assert_eq!(m.noise_variance().to_bits(), gp.noise_variance().to_bits());
         assert_eq!(m.options(), gp.options());
@@ -660,4 +685,221 @@ fn composed_options_keep_the_version_1_file_layout() {
     assert_eq!(o.krylov.prediction_tolerance, 1e-7);
     // A version-1 file has no variance tolerance: its variances solve as they did then.
     assert_eq!(o.krylov.variance_tolerance, 1e-7);
+}
+
+// ---- GRIEF: the grid is saved point for point, the basis and statistics are rebuilt. ----
+
+use gp_models::grief::{GridOptions, Grief, GriefOptions, GRIEF_FORMAT, GRIEF_FORMAT_VERSION};
+
+fn grief_model() -> Grief {
+    let (x, y) = toy_data(40, 2, 3.0, 25);
+    // Options away from their defaults, so that a field lost on the way shows.
+    let opts = GriefOptions {
+        p: 12,
+        grid: GridOptions {
+            points_per_axis: 6,
+            beyond_domain: 0.15,
+        },
+        cap_to_grid: true,
+        block_rows: 7,
+    };
+    let kernel = SquaredExponential::new(vec![0.8, 1.3], 1.7).unwrap();
+    Grief::fit(kernel, x.as_ref(), y.as_ref(), 0.05, &opts).unwrap()
+}
+
+fn load_grief(text: &str) -> Result<Grief, ModelError> {
+    Grief::from_json_str(text)
+}
+
+#[test]
+fn grief_round_trip_keeps_the_grid_and_reproduces_predictions_exactly() {
+    let gp = grief_model();
+    let (xt, _) = toy_data(25, 2, 3.0, 22);
+    let text = gp.to_json_string().unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    // Neither the basis nor the statistics are stored.
+    assert!(v.get("basis").is_none() && v.get("stats").is_none());
+    // The grid options flattened into the options, as the other formats store theirs.
+    assert_eq!(
+        option_keys(&text),
+        [
+            "beyond_domain",
+            "block_rows",
+            "cap_to_grid",
+            "p",
+            "points_per_axis"
+        ]
+    );
+    let reloaded = read_back(
+        &text,
+        (GRIEF_FORMAT, GRIEF_FORMAT_VERSION),
+        |buf| gp.save_json(buf),
+        load_grief,
+        |r| Grief::load_json(r),
+    );
+    for m in &reloaded {
+        assert_eq!(m.kernel(), gp.kernel());
+        assert_eq!(m.noise_variance().to_bits(), gp.noise_variance().to_bits());
+        assert_eq!(m.options(), gp.options());
+        assert_eq!(m.basis().grid(), gp.basis().grid());
+        assert_eq!(m.train_x(), gp.train_x());
+        assert_eq!(m.train_y(), gp.train_y());
+        assert_eq!(m.stats(), gp.stats());
+        assert_same_model(&gp, m, xt.as_ref());
+        // The reloaded model trains: new hyperparameters rebuild the basis and the
+        // statistics from the stored data, on the stored grid, as the original does.
+        let mut params = gp.log_params();
+        params[0] += 0.3;
+        params[3] -= 0.5;
+        let (a, b) = (
+            gp.with_log_params(&params).unwrap(),
+            m.with_log_params(&params).unwrap(),
+        );
+        assert_same_model(&a, &b, xt.as_ref());
+        let (ga, gb) = (a.lml_and_grad(true).unwrap(), b.lml_and_grad(true).unwrap());
+        assert_eq!(ga.0.to_bits(), gb.0.to_bits());
+        assert_eq!(ga.1, gb.1);
+    }
+    // The stored grid wins over the one the options would derive from the data.
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let u0 = v["grid"]["axes"][0][0].as_f64().unwrap();
+    v["grid"]["axes"][0][0] = serde_json::json!(u0 - 0.25);
+    let moved = load_grief(&v.to_string()).unwrap();
+    assert_eq!(moved.basis().grid().axes()[0][0], u0 - 0.25);
+    assert_eq!(moved.basis().grid().sizes(), gp.basis().grid().sizes());
+}
+
+#[test]
+fn grief_damaged_files_give_typed_errors() {
+    let text = grief_model().to_json_string().unwrap();
+    assert_envelope_errors(&text, load_grief, |r| Grief::load_json(r));
+    for other in ["\"gpscale.gsgp\"", "\"gpscale.ski\""] {
+        assert!(matches!(
+            load_grief(&edit(&text, "format", other)),
+            Err(ModelError::Serialization { .. })
+        ));
+    }
+    // Another model's file (same data fields, another format) is not a GRIEF file.
+    assert!(matches!(
+        load_grief(&ski_model().to_json_string().unwrap()),
+        Err(ModelError::Serialization { .. })
+    ));
+    // `pointer` is a JSON pointer (array elements by index).
+    let with = |pointer: &str, value: serde_json::Value| {
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        *v.pointer_mut(pointer).unwrap() = value;
+        load_grief(&v.to_string())
+    };
+    // Shapes: x of another number of columns, x and y of the wrong lengths.
+    assert!(matches!(
+        load_grief(&edit(&text, "d", "3")),
+        Err(ModelError::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        with("/x", serde_json::json!([1.0, 2.0])),
+        Err(ModelError::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        with("/y", serde_json::json!([1.0, 2.0])),
+        Err(ModelError::LengthMismatch { .. })
+    ));
+    // 40 points of 2 coordinates read as 20 of 4: the kernel has 2 length scales.
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let y: Vec<serde_json::Value> = v["y"].as_array().unwrap()[..20].to_vec();
+    let mut v4 = v.clone();
+    v4["n"] = serde_json::json!(20);
+    v4["d"] = serde_json::json!(4);
+    v4["y"] = serde_json::Value::Array(y);
+    assert!(matches!(
+        load_grief(&v4.to_string()),
+        Err(ModelError::KernelDim { .. })
+    ));
+    // Non-finite values: JSON has none (a NaN is written `null`, an overflow does not parse).
+    let mut xs = v["x"].as_array().unwrap().clone();
+    xs[5] = serde_json::Value::Null;
+    assert!(matches!(
+        with("/x", serde_json::Value::Array(xs)),
+        Err(ModelError::Serialization { .. })
+    ));
+    let huge = text.replacen("\"y\":[", "\"y\":[1e999,", 1);
+    assert!(matches!(
+        load_grief(&huge),
+        Err(ModelError::Serialization { .. })
+    ));
+    // The grid: a non-increasing axis, an empty axis, no axes, one axis for two dimensions,
+    // a missing value.
+    let axis0 = v["grid"]["axes"][0].as_array().unwrap().clone();
+    let mut swapped = axis0.clone();
+    swapped.swap(1, 2);
+    assert!(matches!(
+        with("/grid/axes/0", serde_json::Value::Array(swapped)),
+        Err(ModelError::InvalidOption { name: "axes", .. })
+    ));
+    let mut repeated = axis0.clone();
+    repeated[1] = repeated[0].clone();
+    assert!(matches!(
+        with("/grid/axes/0", serde_json::Value::Array(repeated)),
+        Err(ModelError::InvalidOption { name: "axes", .. })
+    ));
+    assert!(matches!(
+        with("/grid/axes/1", serde_json::json!([])),
+        Err(ModelError::EmptyData { .. })
+    ));
+    assert!(matches!(
+        with("/grid/axes", serde_json::json!([])),
+        Err(ModelError::EmptyData { .. })
+    ));
+    let err = with(
+        "/grid/axes",
+        serde_json::Value::Array(vec![serde_json::Value::Array(axis0.clone())]),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ModelError::LengthMismatch {
+                expected: 2,
+                found: 1,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let mut holed = axis0;
+    holed[2] = serde_json::Value::Null;
+    assert!(matches!(
+        with("/grid/axes/0", serde_json::Value::Array(holed)),
+        Err(ModelError::Serialization { .. })
+    ));
+    assert!(matches!(
+        with("/grid", serde_json::json!({"sizes": [6, 6]})),
+        Err(ModelError::Serialization { .. })
+    ));
+    // The options are checked as by a fit, the grid's included.
+    for (key, value) in [
+        ("p", serde_json::json!(0)),
+        ("block_rows", serde_json::json!(0)),
+        ("points_per_axis", serde_json::json!(0)),
+        ("beyond_domain", serde_json::json!(-0.5)),
+    ] {
+        assert!(
+            matches!(
+                with(&format!("/options/{key}"), value),
+                Err(ModelError::InvalidOption { .. })
+            ),
+            "options.{key}"
+        );
+    }
+    // More eigenfunctions than the stored grid has points, without capping.
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["options"]["cap_to_grid"] = serde_json::json!(false);
+    v["options"]["p"] = serde_json::json!(1000);
+    assert!(matches!(
+        load_grief(&v.to_string()),
+        Err(ModelError::InvalidOption { .. })
+    ));
+    assert!(matches!(
+        with("/options/cap_to_grid", serde_json::json!("yes")),
+        Err(ModelError::Serialization { .. })
+    ));
 }

@@ -4,11 +4,12 @@
 //!
 //! Each model's `io` module ([`exact::io`](crate::exact::io),
 //! [`iterative::io`](crate::iterative::io), [`ski::io`](crate::ski::io),
-//! [`gsgp::io`](crate::gsgp::io), which stores the sufficient statistics instead of the data)
-//! defines its record and calls these helpers, so that every format rejects a foreign or newer file in
-//! the same way: a wrong `format` is [`ModelError::Serialization`], a version this crate
-//! does not read is [`ModelError::UnsupportedVersion`], and unreadable or malformed JSON
-//! (a truncated file included) is [`ModelError::Serialization`].
+//! [`gsgp::io`](crate::gsgp::io), which stores the sufficient statistics instead of the data,
+//! [`grief::io`](crate::grief::io)) defines its record and calls these helpers, so that every
+//! format rejects a foreign or newer file in the same way: a wrong `format` is
+//! [`ModelError::Serialization`], a version this crate does not read is
+//! [`ModelError::UnsupportedVersion`], and unreadable or malformed JSON (a truncated file
+//! included) is [`ModelError::Serialization`].
 //!
 //! Floats are written with shortest round-trip formatting and parsed exactly (`serde_json`'s
 //! `float_roundtrip`), so a model refitted from a file sees the very same numbers and
@@ -117,6 +118,41 @@ pub(crate) fn saved_data<'a>(
         });
     }
     Ok((MatRef::from_row_major_slice(x, n, d), ColRef::from_slice(y)))
+}
+
+/// Training data as stored by the formats whose model keeps `x` as a matrix (SKI, GRIEF):
+/// the shape and, as plain vectors, the points row major (point `i` at `x[i·d .. (i+1)·d]`)
+/// and the targets. Flattened into the file's object, so the fields are those of the
+/// version-1 files: `"n", "d", "x", "y"`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct DataRecord {
+    n: usize,
+    d: usize,
+    x: Vec<f64>,
+    y: Vec<f64>,
+}
+
+impl DataRecord {
+    /// The record of the points `x` (`n × d`) and targets `y`.
+    pub(crate) fn new(x: MatRef<'_, f64>, y: ColRef<'_, f64>) -> Self {
+        let (n, d) = (x.nrows(), x.ncols());
+        Self {
+            n,
+            d,
+            x: (0..n)
+                .flat_map(|i| (0..d).map(move |l| x[(i, l)]))
+                .collect(),
+            y: y.iter().copied().collect(),
+        }
+    }
+
+    /// The stored data as views, checked by [`saved_data`] (errors as there).
+    pub(crate) fn views(
+        &self,
+        context: &'static str,
+    ) -> Result<(MatRef<'_, f64>, ColRef<'_, f64>)> {
+        saved_data(context, self.n, self.d, &self.x, &self.y)
+    }
 }
 
 /// [`SlqScaling`] as stored (gp-solvers carries no serde): `"probe_norm"` or `"dimension"`.

@@ -42,6 +42,33 @@ impl Default for GridOptions {
     }
 }
 
+impl GridOptions {
+    /// Checks the options on their own (as [`InducingGrid::from_data`] does first).
+    ///
+    /// Errors: [`ModelError::InvalidOption`] for `points_per_axis = 0` or a negative or
+    /// non-finite `beyond_domain`.
+    pub fn validate(&self) -> Result<()> {
+        if self.points_per_axis == 0 {
+            return Err(ModelError::InvalidOption {
+                name: "points_per_axis",
+                reason: "the grid needs at least one point per axis; use m̄ ≥ 1 (the paper uses 10)"
+                    .to_string(),
+            });
+        }
+        let f = self.beyond_domain;
+        if !(f.is_finite() && f >= 0.0) {
+            return Err(ModelError::InvalidOption {
+                name: "beyond_domain",
+                reason: format!(
+                    "the widening fraction must be finite and ≥ 0, got {f}; use 0 for a grid \
+                     over the data range"
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// A Cartesian grid of inducing points `U = u⁽¹⁾ × … × u⁽ᵈ⁾` (Evans & Nair 2018, §4), stored as
 /// its `d` sorted, strictly increasing axes. Dimension 1 is the outermost Kronecker factor:
 /// the grid point with multi-index `(a_1, …, a_d)` has global index `Σ_i a_i Π_{j>i} m̄_j`.
@@ -66,23 +93,8 @@ impl InducingGrid {
                 d,
             });
         }
-        if options.points_per_axis == 0 {
-            return Err(ModelError::InvalidOption {
-                name: "points_per_axis",
-                reason: "the grid needs at least one point per axis; use m̄ ≥ 1 (the paper uses 10)"
-                    .to_string(),
-            });
-        }
+        options.validate()?;
         let f = options.beyond_domain;
-        if !(f.is_finite() && f >= 0.0) {
-            return Err(ModelError::InvalidOption {
-                name: "beyond_domain",
-                reason: format!(
-                    "the widening fraction must be finite and ≥ 0, got {f}; use 0 for a grid \
-                     over the data range"
-                ),
-            });
-        }
         check_finite_mat(x, "the points of the GRIEF inducing grid")
             .map_err(ModelError::from_finite_check)?;
         let axes = (0..d)

@@ -19,6 +19,8 @@
 //! * The data-space (function-space) form from the whole training basis `Φ`: [`dual`]
 //!   ([`DualFit`], `O(n²p + n³)` per evaluation, the cheaper one when `n` is below about
 //!   `0.53 p`, as in the paper's GP-GRIEF-I runs with `p = 1000`).
+//! * [`io`]: saving and loading a [`Grief`] model as JSON ([`Grief::save_json`],
+//!   [`Grief::load_json`]).
 //!
 //! [`GpModel`]: crate::GpModel
 
@@ -27,6 +29,7 @@ pub mod basis;
 pub mod dual;
 pub mod grid;
 mod interface;
+pub mod io;
 pub mod model;
 pub mod options;
 pub mod ortho;
@@ -38,6 +41,7 @@ pub use axis::{AxisBasis, AXIS_JITTER, EIGENVALUE_FLOOR};
 pub use basis::{GriefBasis, GriefBasisOptions, LOG_FORM_MIN_DIMS};
 pub use dual::DualFit;
 pub use grid::{GridOptions, InducingGrid, DEFAULT_POINTS_PER_AXIS};
+pub use io::{GRIEF_FORMAT, GRIEF_FORMAT_VERSION};
 pub use model::Grief;
 pub use options::{GriefOptions, DEFAULT_BLOCK_ROWS, DEFAULT_EIGENFUNCTIONS};
 pub use ortho::{OrthoFit, OrthoOptions, OrthoWeights};

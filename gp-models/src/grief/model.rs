@@ -81,7 +81,10 @@ impl Grief {
         )
     }
 
-    fn build(
+    /// The model on a given grid: the basis at the kernel's length scales and the
+    /// statistics of `(x, y)`, deterministically (the same inputs give the same bits).
+    /// The data, options and noise are taken as checked.
+    pub(crate) fn build(
         kernel: SquaredExponential,
         noise_variance: f64,
         options: GriefOptions,

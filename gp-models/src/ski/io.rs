@@ -34,7 +34,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::core::io::{
-    json_string, parse_saved, read_text, saved_data, write_json, EstimatorRecord, KrylovRecord,
+    json_string, parse_saved, read_text, write_json, DataRecord, EstimatorRecord, KrylovRecord,
 };
 use crate::error::Result;
 use crate::grid::record::{GridRecord, GridSettingsRecord};
@@ -88,10 +88,8 @@ struct SavedRef<'a, K> {
     noise_variance: f64,
     options: OptionsRecord,
     grid: GridRecord,
-    n: usize,
-    d: usize,
-    x: Vec<f64>,
-    y: Vec<f64>,
+    #[serde(flatten)]
+    data: DataRecord,
 }
 
 #[derive(Deserialize)]
@@ -100,10 +98,8 @@ struct Saved<K> {
     noise_variance: f64,
     options: OptionsRecord,
     grid: GridRecord,
-    n: usize,
-    d: usize,
-    x: Vec<f64>,
-    y: Vec<f64>,
+    #[serde(flatten)]
+    data: DataRecord,
 }
 
 impl<K: Kernel + Serialize> Ski<K> {
@@ -119,7 +115,6 @@ impl<K: Kernel + Serialize> Ski<K> {
     }
 
     fn saved(&self) -> SavedRef<'_, K> {
-        let (n, d) = (self.x.nrows(), self.x.ncols());
         SavedRef {
             format: SKI_FORMAT,
             version: SKI_FORMAT_VERSION,
@@ -127,14 +122,8 @@ impl<K: Kernel + Serialize> Ski<K> {
             noise_variance: self.noise_variance,
             options: (&self.options).into(),
             grid: (&self.grid).into(),
-            n,
-            d,
             // Row major, as the other formats (the model keeps `x` column major).
-            x: (0..n)
-                .flat_map(|i| (0..d).map(move |l| (i, l)))
-                .map(|(i, l)| self.x[(i, l)])
-                .collect(),
-            y: self.y.iter().copied().collect(),
+            data: DataRecord::new(self.x.as_ref(), self.y.as_ref()),
         }
     }
 }
@@ -157,13 +146,7 @@ impl<K: Kernel + Clone + DeserializeOwned> Ski<K> {
     /// [`load_json`](Self::load_json)).
     pub fn from_json_str(text: &str) -> Result<Self> {
         let saved: Saved<K> = parse_saved(text, SKI_FORMAT, SKI_FORMAT_VERSION)?;
-        let (x, y) = saved_data(
-            "loading a saved SKI model",
-            saved.n,
-            saved.d,
-            &saved.x,
-            &saved.y,
-        )?;
+        let (x, y) = saved.data.views("loading a saved SKI model")?;
         let grid = saved.grid.to_grid()?;
         Self::fit_on_grid(
             saved.kernel,

@@ -16,7 +16,7 @@ use crate::grid::love::LoveMemo;
 use crate::grid::memory::SkiMemory;
 use crate::ski::operator::SkiOperator;
 use crate::ski::options::SkiOptions;
-use crate::validate::{check_kernel_params, check_noise, check_training_data};
+use crate::validate::{check_grid_dims, check_kernel_params, check_noise, check_training_data};
 
 /// What predictions reuse: `α = K̂⁻¹y` and the grid cache `a = K_G Wᵀ α`.
 #[derive(Debug, Clone)]
@@ -143,13 +143,7 @@ impl<K: Kernel + Clone> Ski<K> {
     ) -> Result<Self> {
         check_training_data(&kernel, x, y, noise_variance)?;
         options.validate()?;
-        if grid.dims() != x.ncols() {
-            return Err(ModelError::LengthMismatch {
-                context: "grid axes (one per input dimension)",
-                expected: x.ncols(),
-                found: grid.dims(),
-            });
-        }
+        check_grid_dims(grid.dims(), x.ncols())?;
         SkiMemory::estimate(
             grid.sizes(),
             options.estimator.probes,
