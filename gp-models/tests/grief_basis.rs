@@ -353,6 +353,40 @@ fn contracted_derivatives_match_the_materialised_blocks() {
     ));
 }
 
+/// A basis rebuilt with its own selection at the same length scales is the same basis; a
+/// given selection is checked.
+#[test]
+fn a_given_selection_rebuilds_the_basis_and_is_checked() {
+    let (n, d) = (30, 2);
+    let x = random_x(n, d, 12);
+    let b = basis(x.as_ref(), 5, &[0.6, 0.9], 9);
+    let same = b.with_lengthscales_frozen(&b.lengthscales()).unwrap();
+    assert_eq!(same.indices(), b.indices());
+    assert_eq!(same.log_eigenvalues(), b.log_eigenvalues());
+    assert_eq!(
+        same.phi_block(x.as_ref()).unwrap(),
+        b.phi_block(x.as_ref()).unwrap()
+    );
+    let grid = b.grid().clone();
+    let bad = |indices: Vec<usize>| {
+        matches!(
+            GriefBasis::with_indices(grid.clone(), &[0.6, 0.9], indices),
+            Err(ModelError::InvalidOption {
+                name: "indices",
+                ..
+            })
+        )
+    };
+    assert!(bad(vec![]));
+    assert!(bad(vec![0, 1, 2]));
+    assert!(bad(vec![0, 5]));
+    assert!(bad(vec![1, 2, 0, 0, 1, 2]));
+    assert!(matches!(
+        GriefBasis::with_indices(grid.clone(), &[0.6], vec![0, 0]),
+        Err(ModelError::LengthMismatch { .. })
+    ));
+}
+
 #[test]
 fn streamed_stats_match_dense_products() {
     let (n, d) = (57, 3);

@@ -275,3 +275,95 @@ fn bad_input_is_a_typed_error() {
         Err(ModelError::InvalidOption { .. })
     ));
 }
+
+/// With the selection frozen, new length scales keep the multi-indices (so the objective is
+/// smooth) and the gradient is that of the frozen objective, by finite differences of
+/// `with_log_params` on the frozen model. At the starting point a frozen model is the model.
+#[test]
+fn frozen_selection_keeps_the_indices_and_its_gradient_matches_finite_differences() {
+    let m = model(40, 12);
+    let frozen = m.with_selection_frozen();
+    assert!(frozen.selection_frozen() && !m.selection_frozen());
+    let p0 = m.log_params();
+    let same = frozen.with_log_params(&p0).unwrap();
+    assert_eq!(same.basis().indices(), m.basis().indices());
+    assert_eq!(same.stats(), m.stats());
+    // Far enough that the top-p selection changes, near enough to stay well posed.
+    let mut moved = p0.clone();
+    moved[0] += 1.2;
+    moved[1] -= 0.9;
+    let kept = frozen.with_log_params(&moved).unwrap();
+    let redone = m.with_log_params(&moved).unwrap();
+    assert_eq!(kept.basis().indices(), m.basis().indices());
+    assert!(kept.selection_frozen() && !redone.selection_frozen());
+    assert_ne!(
+        redone.basis().indices(),
+        m.basis().indices(),
+        "the step should change the top-p selection for this test to mean something"
+    );
+    assert_eq!(
+        kept.reselected().unwrap().basis().indices(),
+        redone.basis().indices()
+    );
+    let est = kept.lml(&LmlRequest::with_gradient()).unwrap();
+    let h = 1e-5;
+    for k in 0..moved.len() {
+        let at = |delta: f64| {
+            let mut q = moved.clone();
+            q[k] += delta;
+            kept.with_log_params(&q)
+                .unwrap()
+                .lml(&LmlRequest::value())
+                .unwrap()
+                .lml
+        };
+        let fd = (at(h) - at(-h)) / (2.0 * h);
+        let g = est.grad[k];
+        assert!(
+            (g - fd).abs() <= 1e-5 * fd.abs().max(1.0),
+            "{}: analytic {g} vs finite difference {fd}",
+            kept.param_names()[k]
+        );
+    }
+}
+
+/// Training by rounds (frozen selection, re-selection between rounds) raises the log
+/// marginal likelihood and returns the better of the last optimum and its re-selection.
+#[test]
+fn training_by_rounds_raises_the_likelihood_and_returns_a_reselected_model() {
+    use gp_models::grief::{train_reselecting, ReselectingOutcome};
+    use std::ops::ControlFlow;
+    let m = model(60, 20);
+    let before = m.lml(&LmlRequest::value()).unwrap().lml;
+    let mut seen = Vec::new();
+    let (trained, report) = train_reselecting(&m, &TrainOptions::default(), 6, |round, _| {
+        seen.push(round);
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    let after = trained.lml(&LmlRequest::value()).unwrap().lml;
+    assert!(after > before + 1.0, "{before} → {after}");
+    assert!(!report.rounds.is_empty() && report.rounds.len() <= 6);
+    assert_eq!(seen.last().copied(), Some(report.rounds.len() - 1));
+    // The returned model is the better of the last round's optimum and its re-selection.
+    let reselected = trained.reselected().unwrap();
+    let lml_reselected = reselected.lml(&LmlRequest::value()).unwrap().lml;
+    match report.outcome {
+        ReselectingOutcome::Settled => {
+            assert!(!trained.selection_frozen());
+            assert_eq!(reselected.basis().indices(), trained.basis().indices());
+        }
+        ReselectingOutcome::KeptFrozen => {
+            assert!(trained.selection_frozen());
+            assert!(lml_reselected <= after);
+        }
+        ReselectingOutcome::RoundsExhausted => assert!(!trained.selection_frozen()),
+        ReselectingOutcome::Stopped => panic!("nothing stopped training"),
+    }
+    assert!(matches!(
+        train_reselecting(&m, &TrainOptions::default(), 0, |_, _| {
+            ControlFlow::Continue(())
+        }),
+        Err(ModelError::InvalidOption { .. })
+    ));
+}

@@ -85,17 +85,7 @@ impl GriefBasis {
         p: usize,
         options: &GriefBasisOptions,
     ) -> Result<Self> {
-        let d = grid.dims();
-        if lengthscales.len() != d {
-            return Err(ModelError::LengthMismatch {
-                context: "GRIEF length scales (one per grid dimension)",
-                expected: d,
-                found: lengthscales.len(),
-            });
-        }
-        for (i, &l) in lengthscales.iter().enumerate() {
-            check_lengthscale(l, Some(i))?;
-        }
+        check_lengthscales(grid.dims(), lengthscales)?;
         if p == 0 {
             return Err(ModelError::InvalidOption {
                 name: "p",
@@ -117,12 +107,7 @@ impl GriefBasis {
                 });
             }
         }
-        let axes = grid
-            .axes()
-            .iter()
-            .zip(lengthscales)
-            .map(|(points, &l)| AxisBasis::new(points, l))
-            .collect::<Result<Vec<_>>>()?;
+        let axes = axis_bases(&grid, lengthscales)?;
         let spectra: Vec<&[f64]> = axes.iter().map(AxisBasis::eigenvalues).collect();
         let top = top_eigenvalues(
             &spectra,
@@ -131,8 +116,90 @@ impl GriefBasis {
                 relative_floor: EIGENVALUE_FLOOR,
             },
         )?;
-        let indices = top.indices().to_vec();
-        let pp = top.len();
+        Self::from_selection(
+            grid,
+            axes,
+            top.indices().to_vec(),
+            top.log_values().to_vec(),
+        )
+    }
+
+    /// The basis at new length scales with this basis' selection kept: the same multi-indices
+    /// (the `j`-th largest 1-D eigenpair of each axis), not re-selected by Algorithm 1, so
+    /// that `Φ` is smooth in the length scales (the selection policy of spec `grief.md` P3:
+    /// the log marginal likelihood jumps only where the selection is redone). The columns
+    /// keep their order, so [`log_eigenvalues`](Self::log_eigenvalues) need no longer be
+    /// descending, nor the `p'` largest at the new length scales.
+    ///
+    /// Errors: as [`new`](Self::new) for the length scales.
+    pub fn with_lengthscales_frozen(&self, lengthscales: &[f64]) -> Result<Self> {
+        Self::with_indices(self.grid.clone(), lengthscales, self.indices.clone())
+    }
+
+    /// The basis on `grid` at `lengthscales` with a given selection: `indices` holds the
+    /// multi-indices of the eigenfunctions, row-major `p' × d` (entry `(j, i)` the position
+    /// of the 1-D eigenpair of axis `i` in descending order), as [`indices`](Self::indices)
+    /// returns them. For a basis saved with its selection, or kept across length scales
+    /// ([`with_lengthscales_frozen`](Self::with_lengthscales_frozen)).
+    ///
+    /// Errors: as [`new`](Self::new) for the length scales; [`ModelError::InvalidOption`]
+    /// (`indices`) for an empty selection, a length that is not a multiple of `d`, an index
+    /// beyond its axis or a repeated multi-index.
+    pub fn with_indices(
+        grid: InducingGrid,
+        lengthscales: &[f64],
+        indices: Vec<usize>,
+    ) -> Result<Self> {
+        let axes = axis_bases(&grid, lengthscales)?;
+        let d = axes.len();
+        let bad = |reason: String| ModelError::InvalidOption {
+            name: "indices",
+            reason,
+        };
+        if indices.is_empty() || !indices.len().is_multiple_of(d) {
+            return Err(bad(format!(
+                "{} entries do not make a non-empty list of multi-indices of {d} entries each",
+                indices.len()
+            )));
+        }
+        for row in indices.chunks(d) {
+            if let Some((i, &k)) = row.iter().enumerate().find(|&(i, &k)| k >= axes[i].len()) {
+                return Err(bad(format!(
+                    "multi-index {row:?} asks for eigenpair {k} of axis {i}, which has {}",
+                    axes[i].len()
+                )));
+            }
+        }
+        let mut rows: Vec<&[usize]> = indices.chunks(d).collect();
+        rows.sort_unstable();
+        if let Some(w) = rows.windows(2).find(|w| w[0] == w[1]) {
+            return Err(bad(format!(
+                "multi-index {:?} is selected twice; each eigenfunction once",
+                w[0]
+            )));
+        }
+        let log_values = indices
+            .chunks(d)
+            .map(|idx| {
+                idx.iter()
+                    .zip(&axes)
+                    .map(|(&k, axis)| axis.eigenvalues()[k].ln())
+                    .sum()
+            })
+            .collect();
+        Self::from_selection(grid, axes, indices, log_values)
+    }
+
+    /// The basis of the axes' decompositions and a selection (`p' × d` multi-indices,
+    /// row-major, with their `ln λ`).
+    fn from_selection(
+        grid: InducingGrid,
+        axes: Vec<AxisBasis>,
+        indices: Vec<usize>,
+        log_values: Vec<f64>,
+    ) -> Result<Self> {
+        let d = axes.len();
+        let pp = log_values.len();
         let mut uniq = Vec::with_capacity(d);
         let mut positions = vec![0; pp * d];
         let mut scaled = Vec::with_capacity(d);
@@ -149,7 +216,7 @@ impl GriefBasis {
         Ok(Self {
             grid,
             axes,
-            log_values: top.log_values().to_vec(),
+            log_values,
             indices,
             uniq,
             positions,
@@ -436,4 +503,30 @@ impl GriefBasis {
         check_finite_mat(x, "the points given to the GRIEF basis")
             .map_err(ModelError::from_finite_check)
     }
+}
+
+/// The 1-D decompositions of every axis of `grid` at `lengthscales` (one per axis, each
+/// finite and positive).
+fn axis_bases(grid: &InducingGrid, lengthscales: &[f64]) -> Result<Vec<AxisBasis>> {
+    check_lengthscales(grid.dims(), lengthscales)?;
+    grid.axes()
+        .iter()
+        .zip(lengthscales)
+        .map(|(points, &l)| AxisBasis::new(points, l))
+        .collect()
+}
+
+/// `d` length scales, each finite and positive.
+fn check_lengthscales(d: usize, lengthscales: &[f64]) -> Result<()> {
+    if lengthscales.len() != d {
+        return Err(ModelError::LengthMismatch {
+            context: "GRIEF length scales (one per grid dimension)",
+            expected: d,
+            found: lengthscales.len(),
+        });
+    }
+    for (i, &l) in lengthscales.iter().enumerate() {
+        check_lengthscale(l, Some(i))?;
+    }
+    Ok(())
 }

@@ -13,7 +13,10 @@
 //!   "n": 40, "d": 2, "x": [x₀₀, x₀₁, x₁₀, ...], "y": [y₀, …, y₃₉] }
 //! ```
 //!
-//! `x` is row major: point `i` is `x[i·d .. (i+1)·d]`.
+//! `x` is row major: point `i` is `x[i·d .. (i+1)·d]`. A model whose selection of
+//! eigenfunctions is frozen ([`Grief::with_selection_frozen`]) also stores it,
+//! `"selection": [idx₀₀, …]` (row-major `p' × d` multi-indices), and is reloaded frozen with
+//! that selection; without the field the selection is redone on load.
 //!
 //! **Why the data.** Predictions and the log marginal likelihood need only the sufficient
 //! statistics `ΦᵀΦ`, `Φᵀy`, `yᵀy`, but they hold at the current length scales only: every
@@ -163,6 +166,10 @@ struct SavedRef<'a> {
     noise_variance: f64,
     options: OptionsRecord,
     grid: GridRef<'a>,
+    /// The frozen selection's multi-indices (row-major `p' × d`); absent when the model
+    /// re-selects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    selection: Option<&'a [usize]>,
     #[serde(flatten)]
     data: DataRecord,
 }
@@ -173,6 +180,8 @@ struct Saved {
     noise_variance: f64,
     options: OptionsRecord,
     grid: GridRecord,
+    #[serde(default)]
+    selection: Option<Vec<usize>>,
     #[serde(flatten)]
     data: DataRecord,
 }
@@ -202,6 +211,7 @@ impl Grief {
             grid: GridRef {
                 axes: self.basis.grid().axes(),
             },
+            selection: self.selection_frozen.then(|| self.basis.indices()),
             data: DataRecord::new(self.x.as_ref(), self.y.as_ref()),
         }
     }
@@ -239,6 +249,7 @@ impl Grief {
             x.to_owned(),
             y.to_owned(),
             grid,
+            saved.selection,
         )
     }
 }

@@ -9,10 +9,13 @@
 //! gradient with respect to the length scales takes one more streamed pass with the
 //! selection of eigenfunctions frozen (`O(n p²)` once plus `O(n p)` per length scale).
 //!
-//! **The selection policy** (the paper's discontinuity): the top-`p` eigenvalues are
-//! re-selected at every new set of length scales, so the log marginal likelihood is
-//! piecewise smooth and jumps where the selection changes; the gradient is that of the
-//! current branch. L-BFGS treats a jump as an ordinary function value.
+//! **The selection policy** (the paper's discontinuity, spec P3): by default the top-`p`
+//! eigenvalues are re-selected at every new set of length scales, so the log marginal
+//! likelihood is piecewise smooth and jumps where the selection changes; the gradient is
+//! that of the current branch, and L-BFGS treats a jump as an ordinary function value.
+//! [`Grief::with_selection_frozen`] keeps the selection instead (a smooth objective), and
+//! [`train_reselecting`](crate::grief::train_reselecting) trains in rounds: L-BFGS with the
+//! selection frozen, then a re-selection, until the selection settles.
 
 use faer::{Col, ColRef, Mat, MatRef};
 use gp_kernels::{Kernel, SquaredExponential};
@@ -52,6 +55,9 @@ pub struct Grief {
     pub(crate) y: Col<f64>,
     pub(crate) basis: GriefBasis,
     pub(crate) stats: GriefStats,
+    /// Whether [`with_log_params`](Grief::with_log_params) keeps the selection of
+    /// eigenfunctions instead of re-selecting it.
+    pub(crate) selection_frozen: bool,
 }
 
 impl Grief {
@@ -78,12 +84,14 @@ impl Grief {
             x.to_owned(),
             y.to_owned(),
             grid,
+            None,
         )
     }
 
-    /// The model on a given grid: the basis at the kernel's length scales and the
-    /// statistics of `(x, y)`, deterministically (the same inputs give the same bits).
-    /// The data, options and noise are taken as checked.
+    /// The model on a given grid: the basis at the kernel's length scales (with the given
+    /// selection, frozen, or the top `p` by Algorithm 1) and the statistics of `(x, y)`,
+    /// deterministically (the same inputs give the same bits). The data, options and noise
+    /// are taken as checked.
     pub(crate) fn build(
         kernel: SquaredExponential,
         noise_variance: f64,
@@ -91,15 +99,21 @@ impl Grief {
         x: Mat<f64>,
         y: Col<f64>,
         grid: InducingGrid,
+        selection: Option<Vec<usize>>,
     ) -> Result<Self> {
-        let basis = GriefBasis::new(
-            grid,
-            kernel.params().lengthscales(),
-            options.p,
-            &GriefBasisOptions {
-                cap_to_grid: options.cap_to_grid,
-            },
-        )?;
+        let lengthscales = kernel.params().lengthscales();
+        let selection_frozen = selection.is_some();
+        let basis = match selection {
+            Some(indices) => GriefBasis::with_indices(grid, lengthscales, indices)?,
+            None => GriefBasis::new(
+                grid,
+                lengthscales,
+                options.p,
+                &GriefBasisOptions {
+                    cap_to_grid: options.cap_to_grid,
+                },
+            )?,
+        };
         let stats = basis.stats(x.as_ref(), y.as_ref(), options.block_rows)?;
         Ok(Self {
             kernel,
@@ -109,7 +123,43 @@ impl Grief {
             y,
             basis,
             stats,
+            selection_frozen,
         })
+    }
+
+    /// The same model with its selection of eigenfunctions frozen: from now on
+    /// [`with_log_params`](Self::with_log_params) (so every training step) keeps the current
+    /// multi-indices ([`GriefBasis::with_lengthscales_frozen`]) instead of re-selecting the
+    /// top `p`, so the log marginal likelihood is smooth in the length scales. See
+    /// [`train_reselecting`](crate::grief::train_reselecting) for training by rounds.
+    pub fn with_selection_frozen(&self) -> Self {
+        Self {
+            selection_frozen: true,
+            ..self.clone()
+        }
+    }
+
+    /// Whether the selection of eigenfunctions is frozen
+    /// ([`with_selection_frozen`](Self::with_selection_frozen)).
+    pub fn selection_frozen(&self) -> bool {
+        self.selection_frozen
+    }
+
+    /// The model at the same hyperparameters with the top `p` eigenfunctions selected anew
+    /// by Algorithm 1 (and the selection no longer frozen): the GP-GRIEF model of the paper
+    /// at these hyperparameters.
+    ///
+    /// Errors: a basis that cannot be built.
+    pub fn reselected(&self) -> Result<Self> {
+        Self::build(
+            self.kernel.clone(),
+            self.noise_variance,
+            self.options,
+            self.x.clone(),
+            self.y.clone(),
+            self.basis.grid().clone(),
+            None,
+        )
     }
 
     /// The base kernel (its length scales define the eigenfunctions, its variance is the
@@ -165,7 +215,8 @@ impl Grief {
     }
 
     /// The same data and options at new log hyperparameters: the grid is kept, the basis
-    /// (selection included) and the statistics are rebuilt.
+    /// and the statistics are rebuilt, with the selection of eigenfunctions re-selected or,
+    /// if [frozen](Self::with_selection_frozen), kept.
     ///
     /// Errors: a length mismatch, non-finite values, a basis that cannot be built.
     pub fn with_log_params(&self, log_params: &[f64]) -> Result<Self> {
@@ -174,6 +225,7 @@ impl Grief {
         let mut kernel = self.kernel.clone();
         kernel.set_log_params(kernel_params)?;
         crate::validate::check_noise(noise_variance)?;
+        let selection = self.selection_frozen.then(|| self.basis.indices().to_vec());
         Self::build(
             kernel,
             noise_variance,
@@ -181,6 +233,7 @@ impl Grief {
             self.x.clone(),
             self.y.clone(),
             self.basis.grid().clone(),
+            selection,
         )
     }
 
