@@ -160,6 +160,12 @@ pub trait Experiment: Send + Sync {
     fn describe_size(&self, size: RunSize) -> String;
     /// A rough wall-time estimate in seconds on the 2-core reference machine.
     fn estimate_seconds(&self, size: RunSize) -> f64;
+    /// The estimate when `--folds K` keeps the first `K` folds (default: `--folds` does not
+    /// apply, [`Experiment::estimate_seconds`]); experiments that cross-validate scale it.
+    fn estimate_seconds_with_folds(&self, size: RunSize, folds: Option<usize>) -> f64 {
+        let _ = folds;
+        self.estimate_seconds(size)
+    }
     /// Runs the experiment.
     fn run(&self, ctx: &RunContext<'_>) -> Result<ExperimentOutput, BenchError>;
 }

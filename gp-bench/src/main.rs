@@ -214,7 +214,7 @@ fn reproduce(
         PaperArg::Ncgp => vec![papers::find("ncgp")?],
         PaperArg::Rtgps => vec![papers::find("rtgps")?],
     };
-    let estimate = estimate_seconds(&selected, size);
+    let estimate = estimate_seconds(&selected, size, folds);
     println!(
         "gp-bench reproduce --{size}: {} paper(s), {} experiment(s), seed {seed}, estimated {} on 2 cores",
         selected.len(),

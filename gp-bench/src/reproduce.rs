@@ -33,12 +33,13 @@ pub struct ReproduceOptions {
     pub folds: Option<usize>,
 }
 
-/// The summed wall-time estimate of the papers' experiments at `size`, in seconds.
-pub fn estimate_seconds(papers: &[Paper], size: RunSize) -> f64 {
+/// The summed wall-time estimate of the papers' experiments at `size`, in seconds, with
+/// `--folds K` (`folds`) where an experiment cross-validates.
+pub fn estimate_seconds(papers: &[Paper], size: RunSize, folds: Option<usize>) -> f64 {
     papers
         .iter()
         .flat_map(|p| &p.experiments)
-        .map(|e| e.estimate_seconds(size))
+        .map(|e| e.estimate_seconds_with_folds(size, folds))
         .sum()
 }
 

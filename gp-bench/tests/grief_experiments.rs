@@ -121,3 +121,24 @@ fn fig1_smoke_compares_grief_with_the_exact_gp() {
         assert!(v.is_finite() && v > 0.0 && v < 1.0, "{key}: {v}");
     }
 }
+
+/// `--folds K` scales the Table 1 estimate (the first K of the ten folds), and only that
+/// experiment's; the other experiments' estimates do not depend on it.
+#[test]
+fn the_table_estimate_follows_the_folds_kept() {
+    use gp_bench::papers::grief::table1_folds::Table1Folds;
+    let table = Table1Folds;
+    let all = table.estimate_seconds(RunSize::Full);
+    assert_eq!(table.estimate_seconds_with_folds(RunSize::Full, None), all);
+    let one = table.estimate_seconds_with_folds(RunSize::Full, Some(1));
+    assert!((one - all / 10.0).abs() < 1e-9 * all, "{one} vs {all}");
+    assert_eq!(
+        table.estimate_seconds_with_folds(RunSize::Full, Some(50)),
+        all
+    );
+    let fig2 = Figure2;
+    assert_eq!(
+        fig2.estimate_seconds_with_folds(RunSize::Full, Some(1)),
+        fig2.estimate_seconds(RunSize::Full)
+    );
+}

@@ -162,6 +162,12 @@ impl Experiment for Table1Folds {
         }
     }
 
+    fn estimate_seconds_with_folds(&self, size: RunSize, folds: Option<usize>) -> f64 {
+        let all = plan(size).folds;
+        let kept = folds.map_or(all, |k| k.min(all));
+        self.estimate_seconds(size) * kept as f64 / all.max(1) as f64
+    }
+
     fn run(&self, ctx: &RunContext<'_>) -> Result<ExperimentOutput, BenchError> {
         let p = plan(ctx.size);
         let mut notes = vec![
