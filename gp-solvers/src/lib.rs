@@ -26,6 +26,12 @@
 //! * [`textbook_cg`]: [`TextbookCg`], textbook CG with normalised directions, recording
 //!   `S` and `Z` without re-orthogonalisation (it loses `A`-conjugacy: the paper's
 //!   Figure 15).
+//! * [`pls`]: the probabilistic linear solver of IterGP for `(K + W⁻¹) v = b`
+//!   ([`ProbabilisticSolver`](pls::ProbabilisticSolver): a belief `v`, `C = QQᵀ` after
+//!   every action; [`Policy`](pls::Policy) with residual (CG) and unit-vector (subset of
+//!   data) actions; breakdown as a status, the action discarded), and recycling across
+//!   systems that share `K` ([`virtual_solver_run`](pls::virtual_solver_run), Algorithm 3,
+//!   with compression, no product with `K`).
 //! * [`tridiagonal`]: [`SymTridiagonal`], its eigen-decomposition and Gauss quadrature
 //!   `e₁ᵀ f(T) e₁`; the tridiagonal implied by CG coefficients.
 //! * [`slq`] and [`trace`]: stochastic Lanczos quadrature for `log det A` (with
@@ -80,6 +86,7 @@ pub mod fom;
 pub mod krylov;
 pub mod lanczos;
 pub mod lanczos_steps;
+pub mod pls;
 pub mod precond;
 pub mod probe_solve;
 pub mod probes;

@@ -14,6 +14,7 @@ mod factorized_lanczos_steps;
 mod factorized_simplified;
 mod fom;
 mod lanczos;
+mod pls;
 mod precond;
 mod properties;
 mod slq;
