@@ -339,7 +339,7 @@ impl GriefBasis {
     /// `⟨H, dΦ / d log ℓ_i⟩ = Σ_{r,j} H[r, j] · dΦ[r, j] / d log ℓ_i` for every axis `i`, at
     /// the rows of `x` (`b × d`) and for `H` of `b × p'`, with the selection frozen: the
     /// chain rule from a gradient with respect to the basis block (such as
-    /// [`WoodburyFit::lml_gradient_wrt_basis`](crate::grief::WoodburyFit::lml_gradient_wrt_basis))
+    /// [`ThetaGradient::basis_gradient_into`](crate::grief::ThetaGradient::basis_gradient_into))
     /// to the length scales. Each derivative column is formed once and consumed at once
     /// (`O(b p' d)` flops, `O(b d)` memory), so the `d` blocks of
     /// [`phi_derivatives_block`](Self::phi_derivatives_block) are never held.
