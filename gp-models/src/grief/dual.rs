@@ -18,8 +18,6 @@
 
 use std::sync::Mutex;
 
-use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch, LltError};
 use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::linalg::triangular_inverse::invert_lower_triangular;
@@ -30,7 +28,7 @@ use faer::{Accum, Col, ColRef, Mat, MatRef, Par};
 use gp_linalg::parallelism_for;
 use gp_linalg::validate::{check_finite_col, check_finite_mat};
 
-use super::woodbury::check_weights;
+use super::woodbury::{check_weights, cholesky_lower_in_place};
 use crate::error::{ModelError, Result};
 use crate::validate::check_noise;
 
@@ -273,23 +271,8 @@ impl<'a> DualFit<'a> {
         for i in 0..n {
             l[(i, i)] += noise;
         }
-        if n > 0 {
-            let mut mem =
-                MemBuffer::new(cholesky_in_place_scratch::<f64>(n, par, Default::default()));
-            let factored = cholesky_in_place(
-                l.as_mut(),
-                Default::default(),
-                par,
-                MemStack::new(&mut mem),
-                Default::default(),
-            );
-            let bad_pivot = match factored {
-                Ok(_) => (0..n).find(|&i| !(l[(i, i)] > 0.0 && l[(i, i)].is_finite())),
-                Err(LltError::NonPositivePivot { index }) => Some(index),
-            };
-            if let Some(pivot) = bad_pivot {
-                return Err(ModelError::DataSpaceNotPositiveDefinite { n, pivot });
-            }
+        if let Some(pivot) = cholesky_lower_in_place(l.as_mut(), par) {
+            return Err(ModelError::DataSpaceNotPositiveDefinite { n, pivot });
         }
         self.log_det_k = 2.0 * (0..n).map(|i| l[(i, i)].ln()).sum::<f64>();
         self.alpha.copy_from(self.y);

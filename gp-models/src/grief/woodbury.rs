@@ -45,6 +45,28 @@ use crate::validate::check_noise;
 /// `ln 2π`.
 const LN_2PI: f64 = 1.837_877_066_409_345_5;
 
+/// Factors the lower triangle of the square `l` in place (`l = LLᵀ`); returns the first
+/// pivot that is not finite and positive, if any (the factor is then unusable).
+pub(crate) fn cholesky_lower_in_place(l: MatMut<'_, f64>, par: Par) -> Option<usize> {
+    let n = l.nrows();
+    if n == 0 {
+        return None;
+    }
+    let mut l = l;
+    let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f64>(n, par, Default::default()));
+    let factored = cholesky_in_place(
+        l.as_mut(),
+        Default::default(),
+        par,
+        MemStack::new(&mut mem),
+        Default::default(),
+    );
+    match factored {
+        Ok(_) => (0..n).find(|&j| !(l[(j, j)] > 0.0 && l[(j, j)].is_finite())),
+        Err(LltError::NonPositivePivot { index }) => Some(index),
+    }
+}
+
 /// Checks that `w` has `p` entries, each finite and strictly positive.
 pub(crate) fn check_weights(w: &[f64], p: usize, name: &'static str) -> Result<()> {
     if w.len() != p {
@@ -216,27 +238,11 @@ impl<'a> WoodburyFit<'a> {
         for (j, dj) in self.d.iter().enumerate() {
             l[(j, j)] += dj;
         }
-        if p > 0 {
-            let par = self.par;
-            let mut mem =
-                MemBuffer::new(cholesky_in_place_scratch::<f64>(p, par, Default::default()));
-            let factored = cholesky_in_place(
-                l.as_mut(),
-                Default::default(),
-                par,
-                MemStack::new(&mut mem),
-                Default::default(),
-            );
-            let bad_pivot = match factored {
-                Ok(_) => (0..p).find(|&j| !(l[(j, j)] > 0.0 && l[(j, j)].is_finite())),
-                Err(LltError::NonPositivePivot { index }) => Some(index),
-            };
-            if let Some(pivot) = bad_pivot {
-                // Name a non-finite A rather than a failed factorization.
-                check_finite_mat(stats.a.as_ref(), "the statistics' A = ΦᵀΦ")
-                    .map_err(ModelError::from_finite_check)?;
-                return Err(ModelError::WeightSpaceNotPositiveDefinite { p, pivot });
-            }
+        if let Some(pivot) = cholesky_lower_in_place(l.as_mut(), self.par) {
+            // Name a non-finite A rather than a failed factorization.
+            check_finite_mat(stats.a.as_ref(), "the statistics' A = ΦᵀΦ")
+                .map_err(ModelError::from_finite_check)?;
+            return Err(ModelError::WeightSpaceNotPositiveDefinite { p, pivot });
         }
         self.log_det_p = 2.0 * (0..p).map(|j| l[(j, j)].ln()).sum::<f64>();
         self.u.copy_from(&stats.r);
