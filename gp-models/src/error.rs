@@ -207,6 +207,37 @@ pub enum ModelError {
         /// The largest relative residual reached.
         relative_residual: f64,
     },
+    /// A target is not a valid observation for the likelihood (a negative or fractional
+    /// count, a label outside `{0, 1}` or outside `0..C`).
+    #[error("{likelihood} likelihood: target {index} is {value}, {reason}")]
+    InvalidTarget {
+        /// The likelihood's name.
+        likelihood: &'static str,
+        /// Index of the offending target.
+        index: usize,
+        /// Its value.
+        value: f64,
+        /// What was expected.
+        reason: &'static str,
+    },
+    /// A Newton iterate of a non-conjugate GP left the range where the likelihood's
+    /// curvature is finite (e.g. `exp(−f)` overflowed for Poisson): the undamped Newton
+    /// overshoot of large counts (IterNCGP spec §7.1).
+    #[error("Newton step {step} diverged: {reason}; use StepControl::Backtracking, a prior mean near the data (e.g. log of the mean count), or fewer solver iterations per Newton step")]
+    NewtonDiverged {
+        /// The Newton step (0-based) whose iterate was unusable.
+        step: usize,
+        /// What was not finite.
+        reason: String,
+    },
+    /// The softmax pseudo-inverse `W†` gives Newton's iterates only when `K` commutes with
+    /// the per-point centring `I_N ⊗ (I_C − 11ᵀ/C)`, e.g. `K = K_x ⊗ I_C` with one shared
+    /// kernel; with per-class kernels it converges to a wrong point (IterNCGP spec §3.4).
+    #[error("the softmax pseudo-inverse W† needs a prior covariance shared by all classes (K = K_x ⊗ I_C): ‖K P z − P K z‖ / ‖K z‖ = {defect:.3e} for the given K; use NewtonForm::True (dense), or one kernel for all classes")]
+    PseudoInverseInvalid {
+        /// The measured commutation defect.
+        defect: f64,
+    },
     /// An exact (dense) GP on this many points would need more memory than allowed: the
     /// `n × n` kernel matrices are checked before they are allocated.
     #[error(

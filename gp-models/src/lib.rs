@@ -72,6 +72,11 @@
 //!   evidence updated in `O(j² + j n*)` per direction ([`kmcg::KmcgState`]), driven step by
 //!   step by FOM or Lanczos on any operator ([`kmcg::KmcgRun`]), and the fitted model
 //!   [`kmcg::Kmcg`].
+//! * [`ncgp`]: IterNCGP (Tatzel et al. 2023): GPs with Poisson, Bernoulli and softmax
+//!   likelihoods by Newton steps solved with the probabilistic linear solver, its actions
+//!   recycled across steps; a posterior whose variance includes the computational
+//!   uncertainty, on dense, matrix-free or SKI priors ([`ncgp::SkiPrior`]); the dense Laplace
+//!   reference, probit predictions and the paper's metrics.
 //! * [`sampling`]: a Metropolis-adjusted Langevin sampler and log-normal priors, for fully
 //!   Bayesian treatment of hyperparameters.
 //! * [`grief`]: GP-GRIEF (Evans & Nair 2018): the `p` leading Nyström eigenfunctions on a
@@ -103,6 +108,7 @@ pub mod gsgp;
 pub mod inducing;
 pub mod iterative;
 pub mod kmcg;
+pub mod ncgp;
 pub mod optim;
 pub mod prelude;
 pub mod sampling;

@@ -27,6 +27,8 @@ mod iterative_bias;
 mod kmcg;
 mod love_memo;
 mod messages;
+mod ncgp;
+mod ncgp_metrics;
 mod normalize_y;
 mod optimizers;
 mod recovery;

@@ -18,6 +18,13 @@ pub struct PolicyState<'a> {
 pub trait Policy {
     /// The next action `s` (length `n`).
     fn action(&mut self, state: &PolicyState<'_>) -> Col<f64>;
+
+    /// Called by drivers that run a sequence of solves (IterNCGP's Newton steps) before each
+    /// solve; `recycled` says whether the solve starts from a recycled belief. The default
+    /// does nothing.
+    fn start_solve(&mut self, recycled: bool) {
+        let _ = recycled;
+    }
 }
 
 /// Residual actions `s_j = r_{j−1}`, unnormalised (as the reference code): the solver then
@@ -65,5 +72,14 @@ impl Policy for UnitVectorPolicy {
         let k = self.next;
         self.next += 1;
         Col::from_fn(n, |i| if i == k { 1.0 } else { 0.0 })
+    }
+
+    /// Restarts at `e_0` for a solve without a recycled belief (each Newton step is then a
+    /// subset-of-data solve on the first points, "IterNCGP-Chol"); with recycling the
+    /// counter runs on.
+    fn start_solve(&mut self, recycled: bool) {
+        if !recycled {
+            self.restart();
+        }
     }
 }

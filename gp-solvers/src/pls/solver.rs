@@ -314,6 +314,15 @@ impl<'a> ProbabilisticSolver<'a> {
         self.k_products
     }
 
+    /// `K v` without a product with `K` when `K Q` is tracked: `(K Q)(Qᵀ b)` (equal to `K v`
+    /// in exact arithmetic, `v = Q Qᵀ b`); `None` when it is not tracked.
+    pub fn k_solution(&self) -> Option<Col<f64>> {
+        self.k_root.as_ref().map(|kq| {
+            let qtb = self.root.transpose() * &self.b;
+            kq * &qtb
+        })
+    }
+
     /// The iterate, the root `Q` and the buffers, for the next solve.
     pub fn into_parts(self) -> (Col<f64>, Mat<f64>, RecycleBuffers) {
         (self.v, self.root, self.buffers)

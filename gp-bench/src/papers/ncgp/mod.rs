@@ -1,0 +1,23 @@
+//! IterNCGP: computation-aware Newton for non-conjugate GPs (Tatzel, Wenger, Schneider &
+//! Hennig), spec `shared/specs/ncgp.md`. The paper has no result tables: its results are
+//! figures and statements in the text, which the experiments here check (spec §5.2).
+
+use super::Paper;
+
+// Experiment modules (one file each).
+mod gmm;
+
+/// The paper and its experiments.
+pub fn paper() -> Paper {
+    let experiments: Vec<Box<dyn crate::experiment::Experiment>> = vec![
+        // Registered experiments.
+        Box::new(gmm::GaussianMixture),
+    ];
+    Paper {
+        key: "ncgp",
+        title: "IterNCGP — Tatzel, Wenger, Schneider & Hennig, Accelerating Non-Conjugate Gaussian Processes by Trading Off Computation for Uncertainty",
+        spec: "shared/specs/ncgp.md",
+        pending: "",
+        experiments,
+    }
+}
