@@ -13,6 +13,7 @@ mod index_status;
 mod kmcg_data;
 mod kmcg_runs;
 mod ncgp_gmm;
+mod ncgp_ski;
 mod plot_axes;
 mod real_data;
 mod report_files;

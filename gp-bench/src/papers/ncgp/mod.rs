@@ -6,12 +6,14 @@ use super::Paper;
 
 // Experiment modules (one file each).
 mod gmm;
+mod ski;
 
 /// The paper and its experiments.
 pub fn paper() -> Paper {
     let experiments: Vec<Box<dyn crate::experiment::Experiment>> = vec![
         // Registered experiments.
         Box::new(gmm::GaussianMixture),
+        Box::new(ski::SkiClassification),
     ];
     Paper {
         key: "ncgp",
