@@ -1,5 +1,5 @@
-//! IterNCGP on a SKI prior (`ski-binary`) runs end to end at smoke size: SKI agrees with the
-//! dense kernel, and the full-data run is at least as accurate as dense Laplace on a subset.
+//! IterNCGP on a SKI prior (`ski-binary`) runs end to end at smoke size (SKI agrees with the
+//! dense kernel), and the MNIST experiment says when it has no data.
 
 use gp_bench::data::{DataDir, DataDirOrigin};
 use gp_bench::experiment::{RunContext, RunSize};
@@ -35,5 +35,34 @@ fn ski_binary_smoke_agrees_with_the_dense_kernel() {
     assert!(
         acc > 0.8 && acc <= oracle + 0.05,
         "{acc} vs oracle {oracle}"
+    );
+}
+
+#[test]
+fn mnist_without_data_says_it_skipped() {
+    let paper = gp_bench::papers::find("ncgp").expect("ncgp");
+    let exp = paper
+        .experiments
+        .iter()
+        .find(|e| e.name() == "mnist")
+        .expect("mnist registered");
+    let data_dir = DataDir {
+        path: None,
+        origin: DataDirOrigin::NotFound,
+    };
+    let progress = indicatif::ProgressBar::hidden();
+    let ctx = RunContext {
+        size: RunSize::Smoke,
+        seed: 0,
+        data_dir: &data_dir,
+        progress: &progress,
+        folds: None,
+    };
+    let out = exp.run(&ctx).expect("a missing data set is not an error");
+    assert!(out.checks.is_empty());
+    assert!(
+        out.notes.iter().any(|n| n.starts_with("Skipped")),
+        "{:?}",
+        out.notes
     );
 }

@@ -2,27 +2,22 @@
 //! spec `ncgp.md` §4.3, checks E4–E7): IterNCGP-CG with recycling, `R ∈ {∞, 10}`, `j ≤ 5`,
 //! against subset-of-data Laplace (dense Cholesky of `K̂` every Newton step).
 
-use std::ops::ControlFlow;
 use std::time::Instant;
 
 use faer::{Col, Mat, MatRef};
-use gp_kernels::{Kernel, KernelOperator, Matern, MaternNu};
+use gp_kernels::{Kernel, Matern, MaternNu};
 use gp_linalg::DenseOperator;
-use gp_models::ncgp::metrics::{
-    accuracy, buffer_bytes, dense_system_bytes, expected_calibration_error,
-    negative_log_likelihood, ECE_BINS,
-};
-use gp_models::ncgp::predictive::probit_softmax;
 use gp_models::ncgp::{
-    iterncgp, DenseLaplace, IterNcgpOptions, IterNcgpPosterior, LaplaceOptions, NewtonForm,
-    SharedOutputs, Softmax,
+    buffer_bytes, dense_system_bytes, DenseLaplace, IterNcgpOptions, IterNcgpPosterior,
+    LaplaceOptions, NewtonForm, SharedOutputs, Softmax,
 };
-use gp_solvers::pls::{RecycleOptions, ResidualPolicy};
+use gp_solvers::pls::RecycleOptions;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
+use super::common::{dense_cross, median, run_stepped, softmax_metrics, Metrics};
 use crate::error::BenchError;
 use crate::experiment::{
     Check, Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize, Series,
@@ -56,7 +51,7 @@ fn plan(size: RunSize) -> Plan {
         },
         RunSize::Quick => Plan {
             per_class_train: 300,
-            per_class_test: 100,
+            per_class_test: 50,
             sod_sizes: vec![250, 500],
             seeds: 1,
         },
@@ -69,35 +64,15 @@ fn plan(size: RunSize) -> Plan {
     }
 }
 
-/// Accuracy, NLL and ECE of class probabilities.
-#[derive(Debug, Clone, Copy, Default)]
-struct Metrics {
-    accuracy: f64,
-    nll: f64,
-    ece: f64,
-}
-
-fn metrics(probabilities: MatRef<'_, f64>, labels: &[usize]) -> Result<Metrics, BenchError> {
-    Ok(Metrics {
-        accuracy: accuracy(probabilities, labels)?,
-        nll: negative_log_likelihood(probabilities, labels)?,
-        ece: expected_calibration_error(probabilities, labels, ECE_BINS)?,
-    })
-}
-
-/// Test metrics of a posterior through the probit approximation.
+/// Test metrics of a posterior on the split's test points.
 fn evaluate(
     posterior: &IterNcgpPosterior,
     kernel: &Matern,
     x_train: MatRef<'_, f64>,
-    x_test: MatRef<'_, f64>,
-    labels: &[usize],
+    data: &Split,
 ) -> Result<Metrics, BenchError> {
-    let cross = KernelOperator::cross(kernel.clone(), x_test, x_train)?;
-    let prior = Col::from_fn(x_test.nrows(), |_| OUTPUTSCALE);
-    let marg = posterior.predict(&cross, prior.as_ref(), None)?;
-    let probs = probit_softmax(marg.mean.as_ref(), marg.variance.as_ref())?;
-    metrics(probs.as_ref(), labels)
+    let cross = dense_cross(kernel, data.x_test.as_ref(), x_train)?;
+    softmax_metrics(posterior, &cross, OUTPUTSCALE, &data.y_test)
 }
 
 /// One method's outcome on one seed.
@@ -136,53 +111,15 @@ fn run_iterncgp(
         ..IterNcgpOptions::default()
     };
     let lik = Softmax::new(CLASSES)?;
-    let mut step_ends: Vec<(Col<f64>, Mat<f64>)> = Vec::new();
-    let mut last: Option<(usize, Col<f64>, Mat<f64>)> = None;
-    let mut observer_seconds = 0.0;
-    let mut peak_width = 0;
-    let start = Instant::now();
-    let run = iterncgp(
-        &k,
-        Col::zeros(n * CLASSES).as_ref(),
-        y.as_ref(),
-        &lik,
-        &mut ResidualPolicy,
-        &options,
-        &mut |p| {
-            // Keep the belief at the end of each Newton step for its metrics (evaluated after
-            // the run: metrics are not timed, as in the paper).
-            let t = Instant::now();
-            peak_width = peak_width.max(p.buffer_width).max(p.root.ncols());
-            if let Some((outer, w, q)) = last.take() {
-                if outer != p.outer {
-                    step_ends.push((w, q));
-                }
-            }
-            last = Some((p.outer, p.weights.to_owned(), p.root.to_owned()));
-            observer_seconds += t.elapsed().as_secs_f64();
-            ControlFlow::Continue(())
-        },
-    )?;
-    let seconds = start.elapsed().as_secs_f64() - observer_seconds;
-    let mut per_step = Vec::new();
-    for (w, q) in step_ends {
-        let posterior = IterNcgpPosterior::new(w, q, CLASSES)?;
-        per_step.push(evaluate(
-            &posterior,
-            kernel,
-            data.x_train.as_ref(),
-            data.x_test.as_ref(),
-            &data.y_test,
-        )?);
-    }
-    let final_metrics = evaluate(
-        &run.posterior,
-        kernel,
-        data.x_train.as_ref(),
-        data.x_test.as_ref(),
-        &data.y_test,
-    )?;
-    per_step.push(final_metrics);
+    let stepped = run_stepped(&k, y.as_ref(), &lik, &options)?;
+    let cross = dense_cross(kernel, data.x_test.as_ref(), data.x_train.as_ref())?;
+    let per_step = stepped
+        .step_ends
+        .iter()
+        .map(|post| softmax_metrics(post, &cross, OUTPUTSCALE, &data.y_test))
+        .collect::<Result<Vec<_>, _>>()?;
+    let final_metrics = per_step.last().copied().unwrap_or_default();
+    let (run, seconds, peak_width) = (stepped.run, stepped.seconds, stepped.peak_width);
     Ok(MethodRun {
         per_step,
         final_metrics,
@@ -230,13 +167,7 @@ fn run_sod(kernel: &Matern, data: &Split, size: usize, seed: u64) -> Result<Meth
     )?;
     let posterior = fit.posterior_at_mode(k.as_ref(), zeros.as_ref(), y_sub.as_ref(), &lik)?;
     let seconds = start.elapsed().as_secs_f64();
-    let final_metrics = evaluate(
-        &posterior,
-        kernel,
-        x_sub.as_ref(),
-        data.x_test.as_ref(),
-        &data.y_test,
-    )?;
+    let final_metrics = evaluate(&posterior, kernel, x_sub.as_ref(), data)?;
     Ok(MethodRun {
         per_step: vec![final_metrics],
         final_metrics,
@@ -278,15 +209,6 @@ fn split(plan: &Plan, seed: u64) -> Result<Split, BenchError> {
         x_test: test.x,
         y_test: test.labels,
     })
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => 0.5 * (v[n / 2 - 1] + v[n / 2]),
-    }
 }
 
 /// The experiment.

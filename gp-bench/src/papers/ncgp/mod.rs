@@ -5,7 +5,9 @@
 use super::Paper;
 
 // Experiment modules (one file each).
+mod common;
 mod gmm;
+mod mnist;
 mod ski;
 
 /// The paper and its experiments.
@@ -14,6 +16,7 @@ pub fn paper() -> Paper {
         // Registered experiments.
         Box::new(gmm::GaussianMixture),
         Box::new(ski::SkiClassification),
+        Box::new(mnist::MnistClassification),
     ];
     Paper {
         key: "ncgp",

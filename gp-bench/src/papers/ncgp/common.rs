@@ -1,0 +1,122 @@
+//! What the multi-class experiments share: softmax metrics through the probit approximation,
+//! and IterNCGP runs that keep the belief at the end of every Newton step (for per-step
+//! metrics, evaluated after the run so that they are not timed, as in the paper).
+
+use std::ops::ControlFlow;
+use std::time::Instant;
+
+use faer::{Col, ColRef, MatRef};
+use gp_kernels::Kernel;
+use gp_linalg::{DenseOperator, LinearOperator};
+use gp_models::ncgp::{
+    accuracy, expected_calibration_error, iterncgp, negative_log_likelihood, probit_softmax,
+    IterNcgpOptions, IterNcgpPosterior, IterNcgpRun, SharedOutputs, Softmax, ECE_BINS,
+};
+use gp_solvers::pls::ResidualPolicy;
+
+use crate::error::BenchError;
+
+/// Accuracy, NLL and ECE (15 bins) of class probabilities.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Metrics {
+    pub accuracy: f64,
+    pub nll: f64,
+    pub ece: f64,
+}
+
+/// The dense cross-covariance `K_x(X⋄, X)`, built once for all the evaluations of a run.
+pub(super) fn dense_cross<K: Kernel>(
+    kernel: &K,
+    x_test: MatRef<'_, f64>,
+    x_train: MatRef<'_, f64>,
+) -> Result<DenseOperator, BenchError> {
+    Ok(DenseOperator::new(kernel.matrix(x_test, x_train)?))
+}
+
+/// Test metrics of a softmax posterior with a shared kernel: latent marginals from the
+/// cross-covariance `K_x(X⋄, X)` and the prior variance, probabilities by the probit
+/// approximation (spec §3.6).
+pub(super) fn softmax_metrics(
+    posterior: &IterNcgpPosterior,
+    cross: &dyn LinearOperator,
+    prior_variance: f64,
+    labels: &[usize],
+) -> Result<Metrics, BenchError> {
+    let prior = Col::from_fn(cross.nrows(), |_| prior_variance);
+    let marg = posterior.predict(cross, prior.as_ref(), None)?;
+    let probs = probit_softmax(marg.mean.as_ref(), marg.variance.as_ref())?;
+    Ok(Metrics {
+        accuracy: accuracy(probs.as_ref(), labels)?,
+        nll: negative_log_likelihood(probs.as_ref(), labels)?,
+        ece: expected_calibration_error(probs.as_ref(), labels, ECE_BINS)?,
+    })
+}
+
+/// An IterNCGP-CG run with the belief at the end of every Newton step.
+pub(super) struct SteppedRun {
+    /// The run.
+    pub run: IterNcgpRun,
+    /// The posterior at the end of each Newton step (the last is `run.posterior`).
+    pub step_ends: Vec<IterNcgpPosterior>,
+    /// Wall time of the run without the observer's bookkeeping.
+    pub seconds: f64,
+    /// The widest belief (columns of Q or of the buffers) seen.
+    pub peak_width: usize,
+}
+
+/// Runs IterNCGP-CG (residual actions) from `f₀ = 0` with `options`, keeping step ends.
+pub(super) fn run_stepped(
+    k: &SharedOutputs<'_>,
+    y: ColRef<'_, f64>,
+    likelihood: &Softmax,
+    options: &IterNcgpOptions,
+) -> Result<SteppedRun, BenchError> {
+    let classes = likelihood.classes();
+    let mut step_ends = Vec::new();
+    let mut last: Option<(usize, Col<f64>, faer::Mat<f64>)> = None;
+    let mut bookkeeping = 0.0;
+    let mut peak_width = 0;
+    let start = Instant::now();
+    let run = iterncgp(
+        k,
+        Col::zeros(y.nrows() * classes).as_ref(),
+        y,
+        likelihood,
+        &mut ResidualPolicy,
+        options,
+        &mut |p| {
+            let t = Instant::now();
+            peak_width = peak_width.max(p.buffer_width).max(p.root.ncols());
+            if let Some((outer, w, q)) = last.take() {
+                if outer != p.outer {
+                    step_ends.push((w, q));
+                }
+            }
+            last = Some((p.outer, p.weights.to_owned(), p.root.to_owned()));
+            bookkeeping += t.elapsed().as_secs_f64();
+            ControlFlow::Continue(())
+        },
+    )?;
+    let seconds = start.elapsed().as_secs_f64() - bookkeeping;
+    let mut ends = Vec::with_capacity(step_ends.len() + 1);
+    for (w, q) in step_ends {
+        ends.push(IterNcgpPosterior::new(w, q, classes)?);
+    }
+    ends.push(run.posterior.clone());
+    Ok(SteppedRun {
+        run,
+        step_ends: ends,
+        seconds,
+        peak_width,
+    })
+}
+
+/// The median (NaN for no values).
+pub(super) fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => 0.5 * (v[n / 2 - 1] + v[n / 2]),
+    }
+}
