@@ -288,15 +288,7 @@ pub fn iterncgp<L: LaplaceLikelihood>(
             (v.as_ref(), kv.as_ref()),
             (v_new, kv_new),
         )?;
-        let change = (&accepted.kv - &kv).norm_l2();
-        let norm = accepted.kv.norm_l2();
-        let relative_change = if norm > 0.0 {
-            change / norm
-        } else if change == 0.0 {
-            0.0
-        } else {
-            f64::INFINITY
-        };
+        let relative_change = accepted.relative_change(kv.as_ref());
         v = accepted.v;
         kv = accepted.kv;
         f = prior_mean.to_owned() + &kv;

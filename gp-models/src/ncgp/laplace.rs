@@ -218,15 +218,7 @@ impl DenseLaplace {
                 (v.as_ref(), kv.as_ref()),
                 proposal,
             )?;
-            let change = (&accepted.kv - &kv).norm_l2();
-            let norm = accepted.kv.norm_l2();
-            let rel = if norm > 0.0 {
-                change / norm
-            } else if change == 0.0 {
-                0.0
-            } else {
-                f64::INFINITY
-            };
+            let rel = accepted.relative_change(kv.as_ref());
             v = accepted.v;
             kv = accepted.kv;
             f = prior_mean.to_owned() + &kv;

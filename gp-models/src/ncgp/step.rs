@@ -42,6 +42,22 @@ pub(crate) struct Accepted {
     pub step_length: f64,
 }
 
+impl Accepted {
+    /// The outer stopping quantity `‖g⁺ − g‖ / ‖g⁺‖` (`g = K v`) against the previous `K v`:
+    /// 0 when neither moved, `∞` when only `g⁺ = 0`.
+    pub(crate) fn relative_change(&self, kv_old: ColRef<'_, f64>) -> f64 {
+        let change = (&self.kv - kv_old).norm_l2();
+        let norm = self.kv.norm_l2();
+        if norm > 0.0 {
+            change / norm
+        } else if change == 0.0 {
+            0.0
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
 /// Applies `control` to the step from `(v, K v)` to `(v⁺, K v⁺)`.
 ///
 /// Errors: [`ModelError::NewtonDiverged`] when the accepted iterate is not finite.

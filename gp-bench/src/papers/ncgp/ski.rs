@@ -8,12 +8,12 @@ use std::time::Instant;
 
 use faer::{Col, Mat, MatRef};
 use gp_kernels::{Kernel, SquaredExponential};
-use gp_linalg::DenseOperator;
+use gp_linalg::{DenseOperator, LinearOperator};
 use gp_models::grid::GridSettings;
 use gp_models::ncgp::{
     accuracy, expected_calibration_error, iterncgp, negative_log_likelihood, probit_binary,
-    Bernoulli, DenseLaplace, IterNcgpOptions, IterNcgpPosterior, LaplaceOptions, LatentMarginals,
-    SharedOutputs, SkiPrior, ECE_BINS,
+    Bernoulli, DenseLaplace, IterNcgpOptions, IterNcgpPosterior, IterNcgpRun, LaplaceOptions,
+    LatentMarginals, SharedOutputs, SkiPrior, ECE_BINS,
 };
 use gp_models::SkiOptions;
 use gp_solvers::pls::{RecycleOptions, ResidualPolicy};
@@ -148,6 +148,19 @@ struct SkiRun {
     marginals: LatentMarginals,
 }
 
+/// IterNCGP-CG on the prior covariance `kx` (any operator) with [`iter_options`].
+fn run_binary(kx: &dyn LinearOperator, y: &Col<f64>) -> Result<IterNcgpRun, BenchError> {
+    Ok(iterncgp(
+        &SharedOutputs::new(kx, 1)?,
+        Col::zeros(y.nrows()).as_ref(),
+        y.as_ref(),
+        &Bernoulli,
+        &mut ResidualPolicy,
+        &iter_options(),
+        &mut |_| ControlFlow::Continue(()),
+    )?)
+}
+
 fn run_ski(
     kernel: &SquaredExponential,
     x: MatRef<'_, f64>,
@@ -158,17 +171,7 @@ fn run_ski(
     let start = Instant::now();
     let prior = SkiPrior::new(kernel, x, &ski_options(side))?;
     let setup_seconds = start.elapsed().as_secs_f64();
-    let kx = prior.operator();
-    let k = SharedOutputs::new(&kx, 1)?;
-    let run = iterncgp(
-        &k,
-        Col::zeros(x.nrows()).as_ref(),
-        y.as_ref(),
-        &Bernoulli,
-        &mut ResidualPolicy,
-        &iter_options(),
-        &mut |_| ControlFlow::Continue(()),
-    )?;
+    let run = run_binary(&prior.operator(), y)?;
     let seconds = start.elapsed().as_secs_f64();
     let cross = prior.cross(x_test)?;
     let prior_var = prior.prior_variances(x_test)?;
@@ -190,17 +193,7 @@ fn run_dense(
     y: &Col<f64>,
     x_test: MatRef<'_, f64>,
 ) -> Result<LatentMarginals, BenchError> {
-    let kx = DenseOperator::new(kernel.matrix(x, x)?);
-    let k = SharedOutputs::new(&kx, 1)?;
-    let run = iterncgp(
-        &k,
-        Col::zeros(x.nrows()).as_ref(),
-        y.as_ref(),
-        &Bernoulli,
-        &mut ResidualPolicy,
-        &iter_options(),
-        &mut |_| ControlFlow::Continue(()),
-    )?;
+    let run = run_binary(&DenseOperator::new(kernel.matrix(x, x)?), y)?;
     let cross = DenseOperator::new(kernel.matrix(x_test, x)?);
     let prior = Col::from_fn(x_test.nrows(), |_| OUTPUTSCALE);
     Ok(run.posterior.predict(&cross, prior.as_ref(), None)?)
