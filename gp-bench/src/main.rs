@@ -55,6 +55,10 @@ enum Command {
         /// cross-validate (GRIEF `table1-folds`); default: the size's number.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         folds: Option<u64>,
+        /// Run only these experiments (comma-separated names, e.g. `--only gmm,mnist`); the
+        /// report then holds only them.
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
     },
     /// List every data set gp-bench knows: where it was found, its size, real or stand-in.
     Datasets {
@@ -191,6 +195,8 @@ fn data_dir(explicit: Option<PathBuf>) -> Result<(DataDir, Option<PathBuf>), Ben
     Ok((dir, root))
 }
 
+// One argument per flag of `reproduce`, passed straight from the parsed command.
+#[allow(clippy::too_many_arguments)]
 fn reproduce(
     paper: PaperArg,
     size: RunSize,
@@ -199,6 +205,7 @@ fn reproduce(
     seed: u64,
     show_progress: bool,
     folds: Option<usize>,
+    only: &[String],
 ) -> Result<bool, BenchError> {
     let (dir, root) = data_dir(explicit_dir)?;
     let out_root = out.unwrap_or_else(|| {
@@ -206,7 +213,7 @@ fn reproduce(
             .join("target")
             .join("gp-bench")
     });
-    let selected: Vec<Paper> = match paper {
+    let mut selected: Vec<Paper> = match paper {
         PaperArg::All => papers::registry(),
         PaperArg::Gsgp => vec![papers::find("gsgp")?],
         PaperArg::Grief => vec![papers::find("grief")?],
@@ -214,6 +221,26 @@ fn reproduce(
         PaperArg::Ncgp => vec![papers::find("ncgp")?],
         PaperArg::Rtgps => vec![papers::find("rtgps")?],
     };
+    if !only.is_empty() {
+        let known: Vec<String> = selected
+            .iter()
+            .flat_map(|p| p.experiments.iter().map(|e| e.name().to_string()))
+            .collect();
+        if let Some(unknown) = only.iter().find(|name| !known.contains(name)) {
+            return Err(BenchError::InvalidArgument {
+                name: "--only",
+                reason: format!(
+                    "no experiment `{unknown}` in the selected paper(s); known: {}",
+                    known.join(", ")
+                ),
+            });
+        }
+        for p in &mut selected {
+            p.experiments
+                .retain(|e| only.iter().any(|name| name == e.name()));
+        }
+        selected.retain(|p| !p.experiments.is_empty());
+    }
     let estimate = estimate_seconds(&selected, size, folds);
     println!(
         "gp-bench reproduce --{size}: {} paper(s), {} experiment(s), seed {seed}, estimated {} on 2 cores",
@@ -273,6 +300,7 @@ fn run(cli: Cli) -> Result<bool, BenchError> {
             seed,
             no_progress,
             folds,
+            only,
         } => reproduce(
             paper,
             size.size(),
@@ -281,6 +309,7 @@ fn run(cli: Cli) -> Result<bool, BenchError> {
             seed,
             !no_progress,
             folds.map(|k| usize::try_from(k).unwrap_or(usize::MAX)),
+            &only,
         ),
         Command::Datasets { data_dir: explicit } => {
             let (dir, _) = data_dir(explicit)?;

@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 use std::time::Instant;
 
 use faer::{Col, ColRef, MatRef};
-use gp_kernels::Kernel;
+use gp_kernels::{Kernel, KernelOperator};
 use gp_linalg::{DenseOperator, LinearOperator};
 use gp_models::ncgp::{
     accuracy, expected_calibration_error, iterncgp, negative_log_likelihood, probit_softmax,
@@ -24,13 +24,22 @@ pub(super) struct Metrics {
     pub ece: f64,
 }
 
-/// The dense cross-covariance `K_x(X⋄, X)`, built once for all the evaluations of a run.
-pub(super) fn dense_cross<K: Kernel>(
+/// Dense kernel matrices up to this many bytes (the machine has 24 GiB; a dense `K_x` is
+/// read once per product, which beats re-evaluating the kernel); matrix-free above.
+const DENSE_BYTES: f64 = 3.3e9;
+
+/// `K_x(A, B)`: dense when it fits in [`DENSE_BYTES`], else the matrix-free kernel operator
+/// (tiles evaluated per product, `O(|A|·|B|)` time and no `|A| × |B|` storage).
+pub(super) fn kernel_operator<K: Kernel + Clone + 'static>(
     kernel: &K,
-    x_test: MatRef<'_, f64>,
-    x_train: MatRef<'_, f64>,
-) -> Result<DenseOperator, BenchError> {
-    Ok(DenseOperator::new(kernel.matrix(x_test, x_train)?))
+    a: MatRef<'_, f64>,
+    b: MatRef<'_, f64>,
+) -> Result<Box<dyn LinearOperator>, BenchError> {
+    if (a.nrows() as f64) * (b.nrows() as f64) * 8.0 <= DENSE_BYTES {
+        Ok(Box::new(DenseOperator::new(kernel.matrix(a, b)?)))
+    } else {
+        Ok(Box::new(KernelOperator::cross(kernel.clone(), a, b)?))
+    }
 }
 
 /// Test metrics of a softmax posterior with a shared kernel: latent marginals from the

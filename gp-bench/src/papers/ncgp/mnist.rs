@@ -9,7 +9,7 @@ use gp_models::ncgp::{IterNcgpOptions, SharedOutputs, Softmax};
 use gp_solvers::pls::RecycleOptions;
 use serde_json::json;
 
-use super::common::{dense_cross, run_stepped, softmax_metrics, Metrics};
+use super::common::{kernel_operator, run_stepped, softmax_metrics, Metrics};
 use crate::data::mnist::{load_mnist, Mnist, MnistSplit, MNIST_PIXELS};
 use crate::error::BenchError;
 use crate::experiment::{Check, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize};
@@ -107,7 +107,7 @@ impl Experiment for MnistClassification {
         let kx = DenseOperator::new(kernel.matrix(x.as_ref(), x.as_ref())?);
         ctx.progress.inc(1);
         let k = SharedOutputs::new(&kx, CLASSES)?;
-        let cross = dense_cross(&kernel, xt.as_ref(), x.as_ref())?;
+        let cross = kernel_operator(&kernel, xt.as_ref(), x.as_ref())?;
         let labels = Col::from_fn(y.len(), |i| y[i] as f64);
         let lik = Softmax::new(CLASSES)?;
         let mut variants = Vec::new();
@@ -124,7 +124,7 @@ impl Experiment for MnistClassification {
             let per_step = stepped
                 .step_ends
                 .iter()
-                .map(|post| softmax_metrics(post, &cross, OUTPUTSCALE, &yt))
+                .map(|post| softmax_metrics(post, cross.as_ref(), OUTPUTSCALE, &yt))
                 .collect::<Result<Vec<_>, _>>()?;
             variants.push(VariantRun {
                 max_inner,
