@@ -12,6 +12,7 @@ mod gsgp_reproduction;
 mod index_status;
 mod kmcg_data;
 mod kmcg_runs;
+mod ncgp_experiments;
 mod ncgp_runs;
 mod plot_axes;
 mod real_data;
