@@ -340,10 +340,14 @@ impl Saving {
         steps.iter().sum()
     }
 
+    /// Recycling at most halves the new actions and reaches the MAP.
     fn met(&self) -> bool {
-        2 * Self::total(&self.with) <= Self::total(&self.without)
-            && self.rel_with <= 1e-5
-            && self.rel_without <= 1e-5
+        2 * Self::total(&self.with) <= Self::total(&self.without) && self.rel_with <= 1e-5
+    }
+
+    /// The run without recycling reaches the MAP too (spec E10: "both").
+    fn without_at_map(&self) -> bool {
+        self.rel_without <= 1e-5
     }
 }
 
@@ -555,7 +559,7 @@ fn fig4_report(beliefs: &[InitialBelief]) -> (Table, Check) {
     (table, check)
 }
 
-fn e10_report(savings: &[Saving]) -> (Table, Check) {
+fn e10_report(savings: &[Saving]) -> (Table, Vec<Check>) {
     let mut table = Table::new([
         "seed",
         "new actions per step, recycling",
@@ -565,7 +569,8 @@ fn e10_report(savings: &[Saving]) -> (Table, Check) {
         "ratio",
         "rel. to MAP (rec / no rec)",
         "exact Newton steps",
-        "met?",
+        "halved, at MAP?",
+        "no rec. at MAP?",
     ]);
     for s in savings {
         let (a, b) = (Saving::total(&s.with), Saving::total(&s.without));
@@ -579,6 +584,7 @@ fn e10_report(savings: &[Saving]) -> (Table, Check) {
             format!("{:.2e} / {:.2e}", s.rel_with, s.rel_without),
             s.exact_steps.to_string(),
             yes_no(s.met()).into(),
+            yes_no(s.without_at_map()).into(),
         ]);
     }
     table.row([
@@ -591,17 +597,28 @@ fn e10_report(savings: &[Saving]) -> (Table, Check) {
         "1.2e-6".into(),
         "5 (δ = 1 %)".into(),
         String::new(),
+        String::new(),
     ]);
-    let met = !savings.is_empty() && savings.iter().all(Saving::met);
-    let check = Check::new(
-        format!(
-            "E10: with recycling ≤ 0.5 × the new actions without, both at the dense Laplace MAP \
-             (rel ≤ 1e-5), on {} seed(s)",
-            savings.len()
+    let worst = savings.iter().map(|s| s.rel_without).fold(0.0, f64::max);
+    let checks = vec![
+        Check::new(
+            format!(
+                "E10: with recycling ≤ 0.5 × the new actions without, and at the dense Laplace \
+                 MAP (rel ≤ 1e-5), on {} seed(s)",
+                savings.len()
+            ),
+            !savings.is_empty() && savings.iter().all(Saving::met),
         ),
-        met,
-    );
-    (table, check)
+        Check::new(
+            format!(
+                "E10: the run without recycling also at the dense Laplace MAP (rel ≤ 1e-5), on \
+                 {} seed(s) (worst {worst:.3e})",
+                savings.len()
+            ),
+            !savings.is_empty() && savings.iter().all(Saving::without_at_map),
+        ),
+    ];
+    (table, checks)
 }
 
 impl Experiment for BinaryClassification {
@@ -676,8 +693,8 @@ impl Experiment for BinaryClassification {
             savings.push(saving(&problem(p.n, FIG4_OUTPUTSCALE, seed)?, seed)?);
             ctx.progress.inc(1);
         }
-        let (e10_table, e10_check) = e10_report(&savings);
-        checks.push(e10_check);
+        let (e10_table, e10_checks) = e10_report(&savings);
+        checks.extend(e10_checks);
 
         let notes = vec![
             format!(
@@ -701,8 +718,10 @@ impl Experiment for BinaryClassification {
                 ctx.seed
             ),
             "E10: s = 10, CG with unlimited inner iterations (inner tolerance 1e-5), outer \
-             tolerance 1e-6, against the dense Laplace MAP (tolerance 1e-6); the prototype row is \
-             spec §8's (another draw), calibration only — the paper gives no numbers."
+             tolerance 1e-6, against the dense Laplace MAP (tolerance 1e-6); every inexact Newton \
+             step stops at relative residual 1e-5, which bounds how close either run gets. The \
+             prototype row is spec §8's (another draw), calibration only — the paper gives no \
+             numbers."
                 .into(),
         ];
         let raw = json!({
