@@ -13,7 +13,6 @@ mod index_status;
 mod kmcg_data;
 mod kmcg_runs;
 mod ncgp_experiments;
-mod ncgp_runs;
 mod plot_axes;
 mod real_data;
 mod report_files;

@@ -1,12 +1,25 @@
-//! The IterNCGP experiments (`binary`: Figs. 1, 4, E3, E10; `poisson`: Fig. 5, E1, E2) run
-//! end to end at smoke sizes and produce their tables, checks, curves and raw figures. The
-//! checks' outcomes are the experiments' results and are not asserted here, except the ones
-//! that are identities (E3's no-recycling start, Fig. 4's monotonicity).
+//! The IterNCGP experiments (`binary`: Figs. 1, 4, E3, E10; `poisson`: Fig. 5, E1, E2;
+//! `gmm`: E4–E7; `mnist`: E8; `ski-binary`: the SKI path) run end to end at smoke sizes and
+//! produce their tables, checks, curves and raw figures. The checks' outcomes are the
+//! experiments' results and are not asserted here, except the ones that are identities (E3's
+//! no-recycling start, Fig. 4's monotonicity, the memory arithmetic) or agreements with a
+//! reference (SKI against the dense kernel).
 
 use gp_bench::data::{DataDir, DataDirOrigin};
 use gp_bench::experiment::{Experiment, ExperimentOutput, RunContext, RunSize};
 use gp_bench::papers::ncgp::binary::BinaryClassification;
 use gp_bench::papers::ncgp::poisson::PoissonSchedules;
+
+/// Runs the registered `ncgp` experiment `name` at smoke size.
+fn run_named(name: &str) -> ExperimentOutput {
+    let paper = gp_bench::papers::find("ncgp").expect("ncgp");
+    let exp = paper
+        .experiments
+        .iter()
+        .find(|e| e.name() == name)
+        .unwrap_or_else(|| panic!("{name} registered"));
+    run(exp.as_ref())
+}
 
 fn run(exp: &dyn Experiment) -> ExperimentOutput {
     let data_dir = DataDir {
@@ -25,10 +38,10 @@ fn run(exp: &dyn Experiment) -> ExperimentOutput {
 }
 
 #[test]
-fn ncgp_registers_binary_and_poisson() {
+fn ncgp_registers_its_experiments() {
     let paper = gp_bench::papers::find("ncgp").expect("ncgp");
     let names: Vec<&str> = paper.experiments.iter().map(|e| e.name()).collect();
-    assert_eq!(names, ["binary", "poisson"]);
+    assert_eq!(names, ["binary", "poisson", "gmm", "mnist", "ski-binary"]);
 }
 
 #[test]
@@ -67,4 +80,48 @@ fn poisson_smoke_produces_tables_checks_and_a_curve() {
     let study = &out.raw["studies"][0];
     assert!(study["latent_max_f"].as_f64().unwrap() <= 2.5);
     assert_eq!(study["exact_laplace_test_nll"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn gmm_smoke_produces_a_table_checks_and_a_curve() {
+    let out = run_named("gmm");
+    assert_eq!(out.tables.len(), 1);
+    // Two IterNCGP variants and two SoD sizes.
+    assert_eq!(out.tables[0].table.len(), 4);
+    assert_eq!(out.checks.len(), 6);
+    assert_eq!(out.curves.len(), 1);
+    // The memory arithmetic (E7 / U15) does not depend on the size.
+    assert!(out.checks.last().is_some_and(|c| c.met), "{:?}", out.checks);
+    for m in out.raw["methods"].as_array().expect("methods") {
+        for r in m["runs"].as_array().expect("runs") {
+            let acc = r["accuracy"].as_f64().expect("accuracy");
+            assert!(acc > 0.3 && acc <= 1.0, "{m}");
+        }
+    }
+}
+
+#[test]
+fn ski_binary_smoke_agrees_with_the_dense_kernel() {
+    let out = run_named("ski-binary");
+    assert_eq!(out.checks.len(), 3);
+    let dp = out.raw["ski_vs_dense_max_dp"].as_f64().expect("max dp");
+    assert!(dp <= 0.01, "{dp}");
+    assert!(out.checks[0].met);
+    let acc = out.raw["ski"]["accuracy"].as_f64().expect("accuracy");
+    let oracle = out.raw["oracle"]["accuracy"].as_f64().expect("oracle");
+    assert!(
+        acc > 0.8 && acc <= oracle + 0.05,
+        "{acc} vs oracle {oracle}"
+    );
+}
+
+#[test]
+fn mnist_without_data_says_it_skipped() {
+    let out = run_named("mnist");
+    assert!(out.checks.is_empty());
+    assert!(
+        out.notes.iter().any(|n| n.starts_with("Skipped")),
+        "{:?}",
+        out.notes
+    );
 }

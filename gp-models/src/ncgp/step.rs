@@ -15,7 +15,8 @@ pub enum StepControl {
     Undamped,
     /// Backtracking on `Ψ(f) = log p(y | f) − ½ vᵀK v` along `v(α) = v + α(v⁺ − v)`: halve
     /// `α` (from 1) until `Ψ` does not decrease, at most `max_halvings` times (then the last
-    /// `α` is taken). Costs no product with `K`: `K v(α)` is the same combination of `K v`
+    /// `α` is taken, and the outer test uses the proposed step's change, so that a stalled
+    /// run is not reported as converged). Costs no product with `K`: `K v(α)` is the same combination of `K v`
     /// and `K v⁺`. An extension, not in the paper.
     Backtracking {
         /// At most this many halvings (e.g. 30).
@@ -40,20 +41,35 @@ pub(crate) struct Accepted {
     pub v: Col<f64>,
     pub kv: Col<f64>,
     pub step_length: f64,
+    /// `‖g⁺ − g‖ / ‖g⁺‖` of the proposed (full) step.
+    pub proposed_change: f64,
+    /// Backtracking ran out of halvings without an increase of `Ψ`.
+    pub exhausted: bool,
+}
+
+/// `‖new − old‖ / ‖new‖`: 0 when neither moved, `∞` when only `new = 0`.
+fn relative_change(new: ColRef<'_, f64>, old: ColRef<'_, f64>) -> f64 {
+    let change = (new.to_owned() - old).norm_l2();
+    let norm = new.norm_l2();
+    if norm > 0.0 {
+        change / norm
+    } else if change == 0.0 {
+        0.0
+    } else {
+        f64::INFINITY
+    }
 }
 
 impl Accepted {
-    /// The outer stopping quantity `‖g⁺ − g‖ / ‖g⁺‖` (`g = K v`) against the previous `K v`:
-    /// 0 when neither moved, `∞` when only `g⁺ = 0`.
+    /// The outer stopping quantity `‖g⁺ − g‖ / ‖g⁺‖` (`g = K v`) against the previous `K v`.
+    /// When backtracking ran out of halvings the accepted step is tiny and says nothing about
+    /// convergence: the proposed step's change is returned instead, so a stalled run is
+    /// never reported as converged.
     pub(crate) fn relative_change(&self, kv_old: ColRef<'_, f64>) -> f64 {
-        let change = (&self.kv - kv_old).norm_l2();
-        let norm = self.kv.norm_l2();
-        if norm > 0.0 {
-            change / norm
-        } else if change == 0.0 {
-            0.0
+        if self.exhausted {
+            self.proposed_change
         } else {
-            f64::INFINITY
+            relative_change(self.kv.as_ref(), kv_old)
         }
     }
 }
@@ -71,11 +87,14 @@ pub(crate) fn take_step<L: LaplaceLikelihood>(
     (v, kv): (ColRef<'_, f64>, ColRef<'_, f64>),
     (v_new, kv_new): (Col<f64>, Col<f64>),
 ) -> Result<Accepted> {
+    let proposed_change = relative_change(kv_new.as_ref(), kv);
     let accepted = match control {
         StepControl::Undamped => Accepted {
             v: v_new,
             kv: kv_new,
             step_length: 1.0,
+            proposed_change,
+            exhausted: false,
         },
         StepControl::Backtracking { max_halvings } => {
             let psi0 = log_posterior(likelihood, prior_mean, y, v, kv);
@@ -93,11 +112,14 @@ pub(crate) fn take_step<L: LaplaceLikelihood>(
                     trial_v.as_ref(),
                     trial_kv.as_ref(),
                 );
-                if (psi.is_finite() && psi >= psi0) || halvings >= max_halvings {
+                let increased = psi.is_finite() && psi >= psi0;
+                if increased || halvings >= max_halvings {
                     break Accepted {
                         v: trial_v,
                         kv: trial_kv,
                         step_length: alpha,
+                        proposed_change,
+                        exhausted: !increased,
                     };
                 }
                 alpha *= 0.5;

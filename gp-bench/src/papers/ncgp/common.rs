@@ -119,13 +119,3 @@ pub(super) fn run_stepped(
         peak_width,
     })
 }
-
-/// The median (NaN for no values).
-pub(super) fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => 0.5 * (v[n / 2 - 1] + v[n / 2]),
-    }
-}

@@ -16,7 +16,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
-use super::common::{kernel_operator, median, run_stepped, softmax_metrics, Metrics};
+use super::common::{kernel_operator, run_stepped, softmax_metrics, Metrics};
+use super::median;
 use crate::error::BenchError;
 use crate::experiment::{
     Check, Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize, Series,
@@ -300,7 +301,7 @@ fn report(p: &Plan, runs: &[(String, Vec<MethodRun>)], size: RunSize) -> Experim
     ]);
     let mut raw = Vec::new();
     for (name, rs) in runs {
-        let med = |f: &dyn Fn(&MethodRun) -> f64| median(rs.iter().map(f).collect());
+        let med = |f: &dyn Fn(&MethodRun) -> f64| median(&rs.iter().map(f).collect::<Vec<_>>());
         table.row([
             name.clone(),
             format!("{:.1}", med(&|r| r.steps as f64)),
@@ -356,22 +357,31 @@ fn report(p: &Plan, runs: &[(String, Vec<MethodRun>)], size: RunSize) -> Experim
         sod_steps.iter().all(|&s| s == 2),
     ));
     // E6: IterNCGP's final test NLL below every SoD's; accuracy ≥ the largest SoD's − 0.002.
-    let iter_nll = median(inf.iter().chain(ten).map(|r| r.final_metrics.nll).collect());
+    let iter_nll = median(
+        &inf.iter()
+            .chain(ten)
+            .map(|r| r.final_metrics.nll)
+            .collect::<Vec<_>>(),
+    );
     let best_sod_nll = sods
         .iter()
-        .map(|(_, rs)| median(rs.iter().map(|r| r.final_metrics.nll).collect()))
+        .map(|(_, rs)| median(&rs.iter().map(|r| r.final_metrics.nll).collect::<Vec<_>>()))
         .fold(f64::INFINITY, f64::min);
     checks.push(Check::new(
         format!("E6: IterNCGP's median test NLL {iter_nll:.4} < the best SoD's {best_sod_nll:.4}"),
         iter_nll < best_sod_nll,
     ));
     if let Some((name, rs)) = sods.last() {
-        let sod_acc = median(rs.iter().map(|r| r.final_metrics.accuracy).collect());
+        let sod_acc = median(
+            &rs.iter()
+                .map(|r| r.final_metrics.accuracy)
+                .collect::<Vec<_>>(),
+        );
         let iter_acc = median(
-            inf.iter()
+            &inf.iter()
                 .chain(ten)
                 .map(|r| r.final_metrics.accuracy)
-                .collect(),
+                .collect::<Vec<_>>(),
         );
         checks.push(Check::new(
             format!(
@@ -383,10 +393,15 @@ fn report(p: &Plan, runs: &[(String, Vec<MethodRun>)], size: RunSize) -> Experim
     // E6's ECE claim holds only at the paper's size (spec E6: down-scaled runs are
     // under-confident for every method).
     if size == RunSize::Full {
-        let iter_ece = median(inf.iter().chain(ten).map(|r| r.final_metrics.ece).collect());
+        let iter_ece = median(
+            &inf.iter()
+                .chain(ten)
+                .map(|r| r.final_metrics.ece)
+                .collect::<Vec<_>>(),
+        );
         let best_sod_ece = sods
             .iter()
-            .map(|(_, rs)| median(rs.iter().map(|r| r.final_metrics.ece).collect()))
+            .map(|(_, rs)| median(&rs.iter().map(|r| r.final_metrics.ece).collect::<Vec<_>>()))
             .fold(f64::INFINITY, f64::min);
         checks.push(Check::new(
             format!(
