@@ -595,7 +595,7 @@ fn e10_report(savings: &[Saving]) -> (Table, Vec<Check>) {
         "145".into(),
         "0.30".into(),
         "1.2e-6".into(),
-        "5 (δ = 1 %)".into(),
+        "7 (δ = 1e-6)".into(),
         String::new(),
         String::new(),
     ]);
