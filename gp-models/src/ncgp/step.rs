@@ -135,3 +135,49 @@ pub(crate) fn take_step<L: LaplaceLikelihood>(
     }
     Ok(accepted)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Gaussian;
+    use faer::Col;
+
+    /// A proposal along which `Ψ` decreases for every `α > 0` exhausts the halvings: the
+    /// accepted step is tiny, and the outer test sees the proposed step's change (1), not
+    /// the accepted one's (≈ 0), so the run is not reported as converged.
+    #[test]
+    fn exhausted_backtracking_reports_the_proposed_change() {
+        let lik = Gaussian::new(1.0).unwrap();
+        let (m, y) = (Col::<f64>::zeros(1), Col::from_fn(1, |_| 1.0));
+        let (v, kv) = (Col::<f64>::zeros(1), Col::<f64>::zeros(1));
+        // K = 1: Ψ(α) = −½(1 + α)² − ½α² decreases for all α > 0 along v⁺ = −1.
+        let proposal = (Col::from_fn(1, |_| -1.0), Col::from_fn(1, |_| -1.0));
+        let accepted = take_step(
+            StepControl::Backtracking { max_halvings: 20 },
+            0,
+            &lik,
+            m.as_ref(),
+            y.as_ref(),
+            (v.as_ref(), kv.as_ref()),
+            proposal,
+        )
+        .unwrap();
+        assert!(accepted.exhausted);
+        assert_eq!(accepted.step_length, 0.5f64.powi(20));
+        assert_eq!(accepted.relative_change(kv.as_ref()), 1.0);
+        // An ascent proposal (toward y) is taken whole.
+        let good = (Col::from_fn(1, |_| 0.5), Col::from_fn(1, |_| 0.5));
+        let accepted = take_step(
+            StepControl::Backtracking { max_halvings: 20 },
+            0,
+            &lik,
+            m.as_ref(),
+            y.as_ref(),
+            (v.as_ref(), kv.as_ref()),
+            good,
+        )
+        .unwrap();
+        assert!(!accepted.exhausted);
+        assert_eq!(accepted.step_length, 1.0);
+    }
+}
