@@ -6,6 +6,9 @@ use gp_linalg::LinearOperator;
 use super::shared_outputs::cn_to_blocks;
 use crate::error::{ModelError, Result};
 
+/// Entries of one block product's output in [`IterNcgpPosterior::predict`] (`2²⁵`, 256 MiB).
+const PREDICT_BLOCK_ENTRIES: usize = 1 << 25;
+
 /// The latent posterior after `j` solver iterations of Newton step `i` (eqs. 8–9):
 ///
 /// ```text
@@ -78,7 +81,7 @@ impl IterNcgpPosterior {
     /// `K_x(X⋄, X)` (`N⋄ × N`, any operator: dense,
     /// [`KernelOperator::cross`](gp_kernels::KernelOperator::cross), SKI), the prior variances `k(x⋄, x⋄)` and the
     /// prior means at the test points (`N⋄ × C`; `None`: zero). One block product with
-    /// `(1 + B)·C` columns.
+    /// `(1 + B)·C` columns, split into chunks when its output would exceed 256 MiB.
     ///
     /// Errors: [`ModelError::LengthMismatch`] for shapes that do not match.
     pub fn predict(
@@ -86,6 +89,18 @@ impl IterNcgpPosterior {
         cross: &dyn LinearOperator,
         prior_variance: ColRef<'_, f64>,
         prior_mean: Option<MatRef<'_, f64>>,
+    ) -> Result<LatentMarginals> {
+        self.predict_in_blocks(cross, prior_variance, prior_mean, PREDICT_BLOCK_ENTRIES)
+    }
+
+    /// [`predict`](Self::predict) with block products of at most `block_entries` output
+    /// entries (at least one column each).
+    fn predict_in_blocks(
+        &self,
+        cross: &dyn LinearOperator,
+        prior_variance: ColRef<'_, f64>,
+        prior_mean: Option<MatRef<'_, f64>>,
+        block_entries: usize,
     ) -> Result<LatentMarginals> {
         let c = self.outputs;
         let n = self.weights.nrows() / c;
@@ -107,20 +122,72 @@ impl IterNcgpPosterior {
                 });
             }
         }
+        // [v | Q] in chunks of columns: one block product per chunk, so that the product's
+        // N⋄ × (chunk·C) output stays bounded when Q is wide (a full-rank root of a dense
+        // reference has N·C columns: one product would need N⋄ × (1 + N·C) entries).
         let b = self.root.ncols();
-        let mut stacked = Mat::<f64>::zeros(n * c, 1 + b);
-        stacked.col_mut(0).copy_from(&self.weights);
-        stacked.as_mut().subcols_mut(1, b).copy_from(&self.root);
-        let blocks = cn_to_blocks(stacked.as_ref(), c);
-        let mut out = Mat::<f64>::zeros(nt, blocks.ncols());
-        cross.matmat(blocks.as_ref(), out.as_mut());
-        let mean = Mat::from_fn(nt, c, |i, k| {
-            out[(i, k)] + prior_mean.map_or(0.0, |pm| pm[(i, k)])
-        });
-        let variance = Mat::from_fn(nt, c, |i, k| {
-            let explained: f64 = (1..=b).map(|col| out[(i, col * c + k)].powi(2)).sum();
-            prior_variance[i] - explained
-        });
+        let chunk = (block_entries / (nt * c).max(1)).clamp(1, 1 + b);
+        let mut mean = Mat::from_fn(nt, c, |i, k| prior_mean.map_or(0.0, |pm| pm[(i, k)]));
+        let mut variance = Mat::from_fn(nt, c, |i, _| prior_variance[i]);
+        let mut start = 0;
+        while start < 1 + b {
+            let width = chunk.min(1 + b - start);
+            // Column 0 of the stack is v, columns 1.. are Q.
+            let stacked = Mat::from_fn(n * c, width, |i, j| match start + j {
+                0 => self.weights[i],
+                col => self.root[(i, col - 1)],
+            });
+            let blocks = cn_to_blocks(stacked.as_ref(), c);
+            let mut out = Mat::<f64>::zeros(nt, blocks.ncols());
+            cross.matmat(blocks.as_ref(), out.as_mut());
+            for j in 0..width {
+                for k in 0..c {
+                    let column = out.col(j * c + k);
+                    if start + j == 0 {
+                        for i in 0..nt {
+                            mean[(i, k)] += column[i];
+                        }
+                    } else {
+                        for i in 0..nt {
+                            variance[(i, k)] -= column[i] * column[i];
+                        }
+                    }
+                }
+            }
+            start += width;
+        }
         Ok(LatentMarginals { mean, variance })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gp_linalg::DenseOperator;
+
+    /// Column chunks of any width give the same marginals as one block product.
+    #[test]
+    fn chunked_prediction_equals_one_block() {
+        let (n, c, b, nt) = (7, 3, 5, 4);
+        let value = |i: usize, j: usize| ((i * 31 + j * 17) % 13) as f64 / 13.0 - 0.5;
+        let post = IterNcgpPosterior::new(
+            Col::from_fn(n * c, |i| value(i, 99)),
+            Mat::from_fn(n * c, b, |i, j| 0.3 * value(i, j)),
+            c,
+        )
+        .unwrap();
+        let cross = DenseOperator::new(Mat::from_fn(nt, n, |i, j| value(i + 50, j)));
+        let prior = Col::from_fn(nt, |_| 2.0);
+        let pm = Mat::from_fn(nt, c, |i, k| value(i, k + 7));
+        let whole = post
+            .predict_in_blocks(&cross, prior.as_ref(), Some(pm.as_ref()), usize::MAX)
+            .unwrap();
+        for entries in [1, nt * c, 2 * nt * c + 1] {
+            let parts = post
+                .predict_in_blocks(&cross, prior.as_ref(), Some(pm.as_ref()), entries)
+                .unwrap();
+            assert!((&parts.mean - &whole.mean).norm_l2() <= 1e-14);
+            assert!((&parts.variance - &whole.variance).norm_l2() <= 1e-14);
+        }
     }
 }
