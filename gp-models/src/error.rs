@@ -230,6 +230,17 @@ pub enum ModelError {
         /// What was not finite.
         reason: String,
     },
+    /// The Newton search for the Laplace mode of a [`LaplaceGp`](crate::ncgp::LaplaceGp)
+    /// did not meet its tolerance within its step budget.
+    #[error("the Laplace mode search stopped after {steps} Newton steps with ‖Δf‖ / (1 + ‖f − m‖) = {change:.3e} above the tolerance {tolerance:.1e}; raise LaplaceGpOptions::max_steps, loosen LaplaceGpOptions::tolerance, or move the prior mean nearer the data")]
+    ModeNotFound {
+        /// Newton steps taken.
+        steps: usize,
+        /// The last step's scaled change.
+        change: f64,
+        /// The tolerance asked for.
+        tolerance: f64,
+    },
     /// The softmax pseudo-inverse `W†` gives Newton's iterates only when `K` commutes with
     /// the per-point centring `I_N ⊗ (I_C − 11ᵀ/C)`, e.g. `K = K_x ⊗ I_C` with one shared
     /// kernel; with per-class kernels it converges to a wrong point (IterNCGP spec §3.4).

@@ -28,6 +28,7 @@ mod kmcg;
 mod love_memo;
 mod messages;
 mod ncgp;
+mod ncgp_laplace_gp;
 mod ncgp_metrics;
 mod normalize_y;
 mod optimizers;

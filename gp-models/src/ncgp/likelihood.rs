@@ -94,6 +94,43 @@ pub trait LaplaceLikelihood: Likelihood {
     /// ignored), as the paper evaluates it: Gaussian exactly, Poisson by Gauss–Hermite
     /// quadrature, classification by the probit approximation.
     fn log_predictive(&self, mean: &[f64], variance: &[f64], y: f64) -> f64;
+
+    /// The diagonal of `W(f)` when the likelihood factorizes over one latent value per point
+    /// (Gaussian, Poisson, Bernoulli); `None` for softmax, whose `W` couples the classes.
+    /// [`LaplaceGp`](super::LaplaceGp) needs it.
+    fn curvature_diagonal(&self, _f: ColRef<'_, f64>) -> Option<Col<f64>> {
+        None
+    }
+
+    /// The third derivatives `∂³ log p(yₙ | fₙ) / ∂fₙ³` of a factorizing likelihood (how
+    /// the curvature moves with the mode: the implicit term of the Laplace evidence's
+    /// gradient); `None` where [`curvature_diagonal`](Self::curvature_diagonal) is `None`.
+    fn third_derivative(&self, _f: ColRef<'_, f64>, _y: ColRef<'_, f64>) -> Option<Col<f64>> {
+        None
+    }
+
+    /// The derivatives of a factorizing likelihood with respect to each of its log
+    /// hyperparameters (order of [`Likelihood::log_params`]) at `f`: empty for a likelihood
+    /// without hyperparameters (the default).
+    fn log_param_derivatives(
+        &self,
+        _f: ColRef<'_, f64>,
+        _y: ColRef<'_, f64>,
+    ) -> Vec<LikelihoodParamDerivative> {
+        Vec::new()
+    }
+}
+
+/// The derivatives of `log p(y | f)` with respect to one log hyperparameter `ψ` of a
+/// factorizing likelihood, at fixed `f`: what the gradient of the Laplace evidence needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LikelihoodParamDerivative {
+    /// `∂ log p(y | f) / ∂ψ`.
+    pub log_likelihood: f64,
+    /// `∂Wₙₙ / ∂ψ` (length `N`).
+    pub curvature: Col<f64>,
+    /// `∂(∇_f log p(y | f))ₙ / ∂ψ` (length `N`).
+    pub gradient: Col<f64>,
 }
 
 fn invalid_target(
@@ -171,6 +208,32 @@ impl LaplaceLikelihood for Gaussian {
     fn log_predictive(&self, mean: &[f64], variance: &[f64], y: f64) -> f64 {
         let v = variance[0] + self.noise_variance();
         -0.5 * ((y - mean[0]).powi(2) / v + (2.0 * std::f64::consts::PI * v).ln())
+    }
+
+    fn curvature_diagonal(&self, f: ColRef<'_, f64>) -> Option<Col<f64>> {
+        let w = self.noise_variance().recip();
+        Some(Col::from_fn(f.nrows(), |_| w))
+    }
+
+    fn third_derivative(&self, f: ColRef<'_, f64>, _y: ColRef<'_, f64>) -> Option<Col<f64>> {
+        Some(Col::zeros(f.nrows()))
+    }
+
+    /// With `ψ = log σ²`: `∂ log p/∂ψ = ½ Σ (yₙ − fₙ)²/σ² − N/2`, `∂W/∂ψ = −1/σ²`,
+    /// `∂∇ₙ/∂ψ = −(yₙ − fₙ)/σ²`.
+    fn log_param_derivatives(
+        &self,
+        f: ColRef<'_, f64>,
+        y: ColRef<'_, f64>,
+    ) -> Vec<LikelihoodParamDerivative> {
+        let s2 = self.noise_variance();
+        let n = f.nrows();
+        let residual = Col::from_fn(n, |i| y[i] - f[i]);
+        vec![LikelihoodParamDerivative {
+            log_likelihood: 0.5 * residual.squared_norm_l2() / s2 - 0.5 * n as f64,
+            curvature: Col::from_fn(n, |_| -s2.recip()),
+            gradient: Col::from_fn(n, |i| -residual[i] / s2),
+        }]
     }
 }
 
@@ -288,6 +351,15 @@ impl LaplaceLikelihood for Poisson {
         )
     }
 
+    fn curvature_diagonal(&self, f: ColRef<'_, f64>) -> Option<Col<f64>> {
+        Some(Col::from_fn(f.nrows(), |i| f[i].exp()))
+    }
+
+    /// `∂³(y f − eᶠ)/∂f³ = −eᶠ`.
+    fn third_derivative(&self, f: ColRef<'_, f64>, _y: ColRef<'_, f64>) -> Option<Col<f64>> {
+        Some(Col::from_fn(f.nrows(), |i| -f[i].exp()))
+    }
+
     fn pseudo_targets(&self, f: ColRef<'_, f64>, y: ColRef<'_, f64>) -> Result<Col<f64>> {
         self.inverse_curvature(f)?;
         Ok(Col::from_fn(f.nrows(), |i| {
@@ -347,6 +419,21 @@ impl LaplaceLikelihood for Bernoulli {
                 0.0
             }
         })
+    }
+
+    fn curvature_diagonal(&self, f: ColRef<'_, f64>) -> Option<Col<f64>> {
+        Some(Col::from_fn(f.nrows(), |i| {
+            let s = sigmoid(f[i]);
+            s * (1.0 - s)
+        }))
+    }
+
+    /// `∂³ log σ((2y − 1) f)/∂f³ = −σ(1 − σ)(1 − 2σ)` with `σ = σ(f)`, for either label.
+    fn third_derivative(&self, f: ColRef<'_, f64>, _y: ColRef<'_, f64>) -> Option<Col<f64>> {
+        Some(Col::from_fn(f.nrows(), |i| {
+            let s = sigmoid(f[i]);
+            -s * (1.0 - s) * (1.0 - 2.0 * s)
+        }))
     }
 
     fn log_predictive(&self, mean: &[f64], variance: &[f64], y: f64) -> f64 {

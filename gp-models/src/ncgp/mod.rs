@@ -7,7 +7,8 @@
 //! [`gp_solvers::pls`], recycles its actions across steps (no product with `K` to rebuild
 //! the belief), and returns a posterior whose variance includes the computational
 //! uncertainty of the truncated solves ([`IterNcgpPosterior`]). [`DenseLaplace`] is the dense
-//! Newton reference for small problems.
+//! Newton reference for small problems, and [`LaplaceGp`] the dense Laplace approximation as
+//! a [`GpModel`](crate::GpModel) (evidence, its gradient, training).
 //!
 //! * likelihoods ([`LaplaceLikelihood`]): [`Gaussian`](crate::Gaussian), [`Poisson`] (log
 //!   link), [`Bernoulli`] (logistic, one latent function), [`Softmax`] (with the `O(NC)`
@@ -45,6 +46,8 @@
 
 mod iterncgp;
 mod laplace;
+mod laplace_gp;
+mod laplace_gp_interface;
 mod likelihood;
 mod noise;
 mod posterior;
@@ -59,7 +62,8 @@ pub use iterncgp::{
     iterncgp, InnerProgress, IterNcgpOptions, IterNcgpRun, IterNcgpStop, NewtonStepRecord,
 };
 pub use laplace::{centring_defect, dense_newton_step, DenseLaplace, LaplaceOptions, NewtonForm};
-pub use likelihood::{Bernoulli, LaplaceLikelihood, Poisson, Softmax};
+pub use laplace_gp::{LaplaceGp, LaplaceGpOptions};
+pub use likelihood::{Bernoulli, LaplaceLikelihood, LikelihoodParamDerivative, Poisson, Softmax};
 pub use noise::InverseCurvature;
 pub use posterior::{IterNcgpPosterior, LatentMarginals};
 pub use shared_outputs::SharedOutputs;
