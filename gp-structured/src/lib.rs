@@ -9,6 +9,9 @@
 //!   apply with a [`ToeplitzWorkspace`]), [`RestrictedToeplitz`] for observations with gaps,
 //!   [`Circulant`] with solve and log-determinant, and [`CirculantRoot`], the
 //!   circulant-embedding square root `F Fᵀ = T` of a symmetric Toeplitz matrix.
+//! * [`MultilevelToeplitz`]: the multilevel (block) Toeplitz kernel matrix of a stationary,
+//!   non-separable kernel (e.g. isotropic Matérn) on a d-dimensional grid, by d-dimensional
+//!   circulant embedding and FFTs.
 //! * [`Kronecker`] products of any operators, applied by mode products (with a transpose,
 //!   [`TransposeOperator`], when built by [`Kronecker::transposable`]); [`KroneckerEigen`]
 //!   for exact solves and log-determinants of `K₁⊗…⊗K_d + σ²I`; [`top_eigenvalues`] (GP-GRIEF
@@ -49,6 +52,7 @@ pub mod interpolation;
 pub mod khatri_rao;
 pub mod kronecker;
 pub mod kronecker_eigen;
+pub mod multilevel_toeplitz;
 pub mod sufficient_stats;
 pub mod toeplitz;
 pub mod toeplitz_root;
@@ -77,6 +81,7 @@ pub use khatri_rao_kronecker::{
 };
 pub use kronecker::Kronecker;
 pub use kronecker_eigen::KroneckerEigen;
+pub use multilevel_toeplitz::MultilevelToeplitz;
 pub use stencil_gram::StencilGram;
 pub use sufficient_stats::{StatsAccumulator, StatsPath, StatsPlan, SufficientStats};
 pub use toeplitz::{RestrictedToeplitz, SymmetricToeplitz, ToeplitzWorkspace};

@@ -7,6 +7,7 @@ mod interpolation;
 mod khatri_rao;
 mod kronecker;
 mod kronecker_transpose;
+mod multilevel_toeplitz;
 mod stencil_gram;
 mod sufficient_stats;
 mod toeplitz_root;
