@@ -86,9 +86,10 @@ fn poisson_smoke_produces_tables_checks_and_a_curve() {
 fn gmm_smoke_produces_a_table_checks_and_a_curve() {
     let out = run_named("gmm");
     assert_eq!(out.tables.len(), 1);
-    // Two IterNCGP variants and two SoD sizes.
-    assert_eq!(out.tables[0].table.len(), 4);
-    assert_eq!(out.checks.len(), 6);
+    // Three IterNCGP variants (R = ∞, R = 10, R = 10 on SKI) and two SoD sizes.
+    assert_eq!(out.tables[0].table.len(), 5);
+    assert_eq!(out.checks.len(), 7);
+    assert!(out.checks.iter().any(|c| c.name.contains("SKI prior")));
     assert_eq!(out.curves.len(), 1);
     // The memory arithmetic (E7 / U15) does not depend on the size.
     assert!(out.checks.last().is_some_and(|c| c.met), "{:?}", out.checks);

@@ -942,3 +942,88 @@ fn ski_prior_runs_iterncgp_as_its_dense_matrix_does() {
         assert!(marg.variance[(i, 0)] > 0.0);
     }
 }
+
+/// A kernel that is not stationary (`(1 + x₀z₀)·SE`), for the refusal of the multilevel
+/// grid kernel.
+#[derive(Debug, Clone)]
+struct ScaledByPosition(SquaredExponential);
+
+impl Kernel for ScaledByPosition {
+    fn input_dim(&self) -> usize {
+        self.0.input_dim()
+    }
+    fn param_names(&self) -> Vec<String> {
+        self.0.param_names()
+    }
+    fn log_params(&self) -> Vec<f64> {
+        self.0.log_params()
+    }
+    fn set_log_params(&mut self, p: &[f64]) -> gp_kernels::Result<()> {
+        self.0.set_log_params(p)
+    }
+    fn eval(&self, x: &[f64], z: &[f64]) -> f64 {
+        (1.0 + x[0] * z[0]) * self.0.eval(x, z)
+    }
+    fn eval_with_grad(&self, x: &[f64], z: &[f64], grad: &mut [f64]) -> f64 {
+        let s = 1.0 + x[0] * z[0];
+        let v = self.0.eval_with_grad(x, z, grad);
+        grad.iter_mut().for_each(|g| *g *= s);
+        s * v
+    }
+}
+
+/// An isotropic 3-D Matérn is not separable: the SKI prior's grid kernel is multilevel
+/// Toeplitz, and `W K_G Wᵀ` equals the product of the dense pieces (W from the same grid,
+/// `K_G` from the kernel at every pair of grid points), approximates the kernel matrix on
+/// a fine grid, and a non-stationary kernel is refused.
+#[test]
+fn ski_prior_with_a_non_separable_kernel_uses_a_multilevel_grid_kernel() {
+    use gp_kernels::{Matern, MaternNu};
+    use gp_models::grid::GridSettings;
+    use gp_models::ncgp::SkiPrior;
+    use gp_models::SkiOptions;
+    use gp_structured::{InterpolationOptions, InterpolationWeights};
+    let n = 50;
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    let x = Mat::from_fn(n, 3, |_, _| rng.random::<f64>() * 2.0);
+    let kernel = Matern::isotropic(MaternNu::ThreeHalves, 3, 0.9, 1.3).unwrap();
+    let options = |m: usize| SkiOptions {
+        grid: GridSettings {
+            sizes: vec![m; 3],
+            ..GridSettings::default()
+        },
+        ..SkiOptions::default()
+    };
+    let prior = SkiPrior::new(&kernel, x.as_ref(), &options(8)).unwrap();
+    assert!(prior.is_multilevel());
+    let grid = prior.grid();
+    let m = grid.num_points();
+    let points = grid.points();
+    let kg = Mat::from_fn(m, m, |a, b| {
+        let pa: Vec<f64> = (0..3).map(|j| points[(a, j)]).collect();
+        let pb: Vec<f64> = (0..3).map(|j| points[(b, j)]).collect();
+        kernel.eval(&pa, &pb)
+    });
+    let w = InterpolationWeights::new(grid, x.as_ref(), InterpolationOptions::default())
+        .unwrap()
+        .to_dense();
+    let want = &w * &kg * w.transpose();
+    let got = prior.operator().to_dense();
+    assert!(
+        (&got - &want).norm_l2() <= 1e-12 * want.norm_l2(),
+        "{:e}",
+        (&got - &want).norm_l2() / want.norm_l2()
+    );
+    // Prior variances are the diagonal of the same matrix.
+    let diag = prior.prior_variances(x.as_ref()).unwrap();
+    assert!(rel(diag.as_ref(), Col::from_fn(n, |i| want[(i, i)]).as_ref()) <= 1e-12);
+    // On a fine grid the SKI matrix approaches the kernel's.
+    let fine = SkiPrior::new(&kernel, x.as_ref(), &options(40)).unwrap();
+    let exact = kernel.matrix(x.as_ref(), x.as_ref()).unwrap();
+    let err = (fine.operator().to_dense() - &exact).norm_l2() / exact.norm_l2();
+    assert!(err <= 1e-3, "{err:e}");
+    // A kernel that is neither separable nor stationary is refused, not silently replaced.
+    let bad = ScaledByPosition(SquaredExponential::new(vec![1.0, 1.0, 1.0], 1.0).unwrap());
+    let err = SkiPrior::new(&bad, x.as_ref(), &options(8)).unwrap_err();
+    assert!(matches!(err, ModelError::UnsupportedKernel { .. }), "{err}");
+}

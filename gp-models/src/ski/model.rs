@@ -92,7 +92,7 @@ impl<K: std::fmt::Debug> std::fmt::Debug for Ski<K> {
 }
 
 /// The grid of `options` for the points `x`, after the memory check.
-fn build_grid(x: MatRef<'_, f64>, options: &SkiOptions) -> Result<RegularGrid> {
+pub(crate) fn build_grid(x: MatRef<'_, f64>, options: &SkiOptions) -> Result<RegularGrid> {
     let (n, d) = (x.nrows(), x.ncols());
     let sizes = options.resolved_grid_sizes(n, d)?;
     SkiMemory::estimate(&sizes, options.estimator.probes, options.grid.memory_limit).check()?;

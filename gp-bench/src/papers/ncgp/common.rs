@@ -43,8 +43,8 @@ pub(super) fn kernel_operator<K: Kernel + Clone + 'static>(
 }
 
 /// Test metrics of a softmax posterior with a shared kernel: latent marginals from the
-/// cross-covariance `K_x(X⋄, X)` and the prior variance, probabilities by the probit
-/// approximation (spec §3.6).
+/// cross-covariance `K_x(X⋄, X)` and the (constant) prior variance, probabilities by the
+/// probit approximation (spec §3.6).
 pub(super) fn softmax_metrics(
     posterior: &IterNcgpPosterior,
     cross: &dyn LinearOperator,
@@ -52,7 +52,17 @@ pub(super) fn softmax_metrics(
     labels: &[usize],
 ) -> Result<Metrics, BenchError> {
     let prior = Col::from_fn(cross.nrows(), |_| prior_variance);
-    let marg = posterior.predict(cross, prior.as_ref(), None)?;
+    softmax_metrics_with_prior(posterior, cross, prior.as_ref(), labels)
+}
+
+/// [`softmax_metrics`] with a prior variance per test point (a SKI prior's).
+pub(super) fn softmax_metrics_with_prior(
+    posterior: &IterNcgpPosterior,
+    cross: &dyn LinearOperator,
+    prior_variances: ColRef<'_, f64>,
+    labels: &[usize],
+) -> Result<Metrics, BenchError> {
+    let marg = posterior.predict(cross, prior_variances, None)?;
     let probs = probit_softmax(marg.mean.as_ref(), marg.variance.as_ref())?;
     Ok(Metrics {
         accuracy: accuracy(probs.as_ref(), labels)?,
