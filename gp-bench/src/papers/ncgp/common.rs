@@ -71,27 +71,35 @@ pub(super) fn softmax_metrics_with_prior(
     })
 }
 
-/// An IterNCGP-CG run with the belief at the end of every Newton step.
+/// An IterNCGP-CG run with the test metrics at the end of every Newton step.
 pub(super) struct SteppedRun {
     /// The run.
     pub run: IterNcgpRun,
-    /// The posterior at the end of each Newton step (the last is `run.posterior`).
-    pub step_ends: Vec<IterNcgpPosterior>,
-    /// Wall time of the run without the observer's bookkeeping.
+    /// The metrics of the posterior at the end of each Newton step (the last is
+    /// `run.posterior`'s).
+    pub per_step: Vec<Metrics>,
+    /// Wall time of the run without the observer's bookkeeping and the metrics.
     pub seconds: f64,
     /// The widest belief (columns of Q or of the buffers) seen.
     pub peak_width: usize,
 }
 
-/// Runs IterNCGP-CG (residual actions) from `f₀ = 0` with `options`, keeping step ends.
+/// Runs IterNCGP-CG (residual actions) from `f₀ = 0` with `options`, evaluating `metrics` on
+/// the belief at the end of every Newton step as soon as the next step starts (untimed, as
+/// in the paper). Only the latest belief is copied, so the memory of the run is the
+/// algorithm's plus one copy of `Q`, not one per step.
+///
+/// Errors: the run's, and the first error of `metrics`.
 pub(super) fn run_stepped(
     k: &SharedOutputs<'_>,
     y: ColRef<'_, f64>,
     likelihood: &Softmax,
     options: &IterNcgpOptions,
+    metrics: &mut dyn FnMut(&IterNcgpPosterior) -> Result<Metrics, BenchError>,
 ) -> Result<SteppedRun, BenchError> {
     let classes = likelihood.classes();
-    let mut step_ends = Vec::new();
+    let mut per_step = Vec::new();
+    let mut failure: Option<BenchError> = None;
     let mut last: Option<(usize, Col<f64>, faer::Mat<f64>)> = None;
     let mut bookkeeping = 0.0;
     let mut peak_width = 0;
@@ -108,23 +116,33 @@ pub(super) fn run_stepped(
             peak_width = peak_width.max(p.buffer_width).max(p.root.ncols());
             if let Some((outer, w, q)) = last.take() {
                 if outer != p.outer {
-                    step_ends.push((w, q));
+                    let evaluated = IterNcgpPosterior::new(w, q, classes)
+                        .map_err(BenchError::from)
+                        .and_then(|post| metrics(&post));
+                    match evaluated {
+                        Ok(m) => per_step.push(m),
+                        Err(e) => failure = Some(e),
+                    }
                 }
             }
             last = Some((p.outer, p.weights.to_owned(), p.root.to_owned()));
             bookkeeping += t.elapsed().as_secs_f64();
-            ControlFlow::Continue(())
+            if failure.is_some() {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
         },
     )?;
     let seconds = start.elapsed().as_secs_f64() - bookkeeping;
-    let mut ends = Vec::with_capacity(step_ends.len() + 1);
-    for (w, q) in step_ends {
-        ends.push(IterNcgpPosterior::new(w, q, classes)?);
+    if let Some(e) = failure {
+        return Err(e);
     }
-    ends.push(run.posterior.clone());
+    drop(last);
+    per_step.push(metrics(&run.posterior)?);
     Ok(SteppedRun {
         run,
-        step_ends: ends,
+        per_step,
         seconds,
         peak_width,
     })

@@ -231,13 +231,11 @@ fn run_on_prior(
     let k = SharedOutputs::new(kx, CLASSES)?;
     let y = labels_col(&data.y_train);
     let lik = Softmax::new(CLASSES)?;
-    let stepped = run_stepped(&k, y.as_ref(), &lik, &iter_options(rank))?;
+    let stepped = run_stepped(&k, y.as_ref(), &lik, &iter_options(rank), &mut |post| {
+        softmax_metrics_with_prior(post, cross, prior_variances, &data.y_test)
+    })?;
     let peak_rss = if rss_reset { peak_rss_bytes() } else { None };
-    let per_step = stepped
-        .step_ends
-        .iter()
-        .map(|post| softmax_metrics_with_prior(post, cross, prior_variances, &data.y_test))
-        .collect::<Result<Vec<_>, _>>()?;
+    let per_step = stepped.per_step;
     let final_metrics = per_step.last().copied().unwrap_or_default();
     let (run, seconds, peak_width) = (stepped.run, stepped.seconds, stepped.peak_width);
     Ok(MethodRun {

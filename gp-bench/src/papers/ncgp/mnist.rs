@@ -181,12 +181,10 @@ impl Experiment for MnistClassification {
                     max_outer: 20,
                     ..IterNcgpOptions::default()
                 };
-                let stepped = run_stepped(&k, labels.as_ref(), &lik, &options)?;
-                let per_step = stepped
-                    .step_ends
-                    .iter()
-                    .map(|post| softmax_metrics(post, cross.as_ref(), OUTPUTSCALE, &yt))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let stepped = run_stepped(&k, labels.as_ref(), &lik, &options, &mut |post| {
+                    softmax_metrics(post, cross.as_ref(), OUTPUTSCALE, &yt)
+                })?;
+                let per_step = stepped.per_step;
                 variants.push(VariantRun {
                     scaling,
                     nearest_correlation,
