@@ -1,13 +1,16 @@
-//! The IterNCGP experiments (`binary`: Figs. 1, 4, E3, E10; `poisson`: Fig. 5, E1, E2;
-//! `gmm`: E4–E7; `mnist`: E8; `ski-binary`: the SKI path) run end to end at smoke sizes and
-//! produce their tables, checks, curves and raw figures. The checks' outcomes are the
-//! experiments' results and are not asserted here, except the ones that are identities (E3's
-//! no-recycling start, Fig. 4's monotonicity, the memory arithmetic) or agreements with a
-//! reference (SKI against the dense kernel).
+//! The IterNCGP experiments (`illustration`: Figs. 2, 3, 8; `binary`: Figs. 1, 4, E3, E10;
+//! `poisson`: Fig. 5, E1, E2; `gmm`: E4–E7; `mnist`: E8; `ski-binary`: the SKI path) run end
+//! to end at smoke sizes and produce their tables, checks, curves and raw figures. The checks'
+//! outcomes are the experiments' results and are not asserted here, except the ones that are
+//! identities (E3's no-recycling start, Fig. 4's and Fig. 8's monotonicity, exact Newton as
+//! unit-vector IterNCGP, the memory arithmetic), agreements with a reference (SKI against the
+//! dense kernel), or hold by a wide margin on the smoke draw (Fig. 2's convergence, Fig. 3's
+//! CG against unit vectors at j = 10).
 
 use gp_bench::data::{DataDir, DataDirOrigin};
 use gp_bench::experiment::{Experiment, ExperimentOutput, RunContext, RunSize};
 use gp_bench::papers::ncgp::binary::BinaryClassification;
+use gp_bench::papers::ncgp::illustration::NewtonIllustration;
 use gp_bench::papers::ncgp::poisson::PoissonSchedules;
 
 /// Runs the registered `ncgp` experiment `name` at smoke size.
@@ -41,7 +44,64 @@ fn run(exp: &dyn Experiment) -> ExperimentOutput {
 fn ncgp_registers_its_experiments() {
     let paper = gp_bench::papers::find("ncgp").expect("ncgp");
     let names: Vec<&str> = paper.experiments.iter().map(|e| e.name()).collect();
-    assert_eq!(names, ["binary", "poisson", "gmm", "mnist", "ski-binary"]);
+    assert_eq!(
+        names,
+        [
+            "illustration",
+            "binary",
+            "poisson",
+            "gmm",
+            "mnist",
+            "ski-binary"
+        ]
+    );
+}
+
+#[test]
+fn illustration_smoke_produces_tables_checks_and_curves() {
+    let out = run(&NewtonIllustration);
+    assert_eq!(out.tables.len(), 2);
+    assert!(out.tables.iter().all(|t| !t.table.is_empty()));
+    // Fig. 3's table: j = 1, 10, 19.
+    assert_eq!(out.tables[1].table.len(), 3);
+    // Fig. 2 (convergence, dense Newton), Fig. 3 (j = 10, j = 19 vs 1), Fig. 8.
+    assert_eq!(out.checks.len(), 5, "{:?}", out.checks);
+    let met = |prefix: &str| {
+        out.checks
+            .iter()
+            .find(|c| c.name.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no check {prefix}: {:?}", out.checks))
+            .met
+    };
+    assert!(met("Fig. 2: exact Newton converges"));
+    assert!(met("Fig. 2 / Prop. A.1"));
+    assert!(met("Fig. 3: after j = 10"));
+    assert!(met("Fig. 8"));
+    // Fig. 2 (a mean per step, the ±2σ band, the truth) and the two error curves of j.
+    assert_eq!(out.curves.len(), 3);
+    assert!(out.curves[0].series.len() >= 4);
+    for c in &out.curves[1..] {
+        assert_eq!(c.series.len(), 2);
+        assert!(c.series.iter().all(|s| s.points.len() == 19));
+    }
+    let fig3 = &out.raw["fig3"];
+    let grid = fig3["mean_grid"]["x1"].as_array().expect("x1").len()
+        * fig3["mean_grid"]["x2"].as_array().expect("x2").len();
+    assert_eq!(fig3["true_mean"].as_array().expect("true mean").len(), grid);
+    for policy in ["unit_vectors", "cg"] {
+        for j in ["1", "10", "19"] {
+            let m = fig3[policy]["means"][j].as_array().expect("mean");
+            assert_eq!(m.len(), grid, "{policy} j = {j}");
+        }
+    }
+    assert_eq!(fig3["reference_unit_vector_iterations"].as_u64(), Some(100));
+    assert!(
+        fig3["cg"]["iterations_to_tolerance"]
+            .as_u64()
+            .expect("CG iterations")
+            > 0
+    );
+    assert!(out.raw["fig2"]["steps"].as_array().expect("steps").len() >= 2);
 }
 
 #[test]

@@ -1,6 +1,7 @@
-//! The 2-D binary classification data of IterNCGP App. C.1 (spec `ncgp.md` §4.1):
-//! `x₁ ~ U(−3, 5)`, `x₂ ~ U(−4, 1)`, a latent draw `f ~ GP(0, s · RBF(ℓ = 1))` at the inputs,
-//! labels `y ~ Bernoulli(σ(f))` with the logistic `σ`.
+//! The binary classification data of IterNCGP App. C.1 (spec `ncgp.md` §4.1): 2-D inputs
+//! `x₁ ~ U(−3, 5)`, `x₂ ~ U(−4, 1)` (Figs. 1, 3, 4, 8) or 1-D inputs `x ~ U(−3, 5)` (Fig. 2),
+//! a latent draw `f ~ GP(0, s · RBF(ℓ = 1))` at the inputs, labels `y ~ Bernoulli(σ(f))` with
+//! the logistic `σ`.
 
 use faer::{Col, Mat};
 use gp_kernels::SquaredExponential;
@@ -10,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use super::gp_prior_draw;
 use crate::error::BenchError;
 
-/// The RBF length scale of the paper's 2-D data.
+/// The RBF length scale of the paper's 1-D and 2-D data.
 pub const BINARY_LENGTHSCALE: f64 = 1.0;
 
 /// Inputs, latent function and labels.
@@ -24,12 +25,44 @@ pub struct BinaryData {
     pub y: Col<f64>,
 }
 
-/// Draws `n` points of the App. C.1 data with prior outputscale `outputscale` (a variance:
-/// 20 in the paper's Fig. 1, 10 in Figs. 3 and 4) from `seed`.
+/// Per-coordinate input ranges of the 2-D data (C.1: "the first coordinate is sampled
+/// uniformly between −3 and 5, the second between −4 and 1").
+pub const BINARY_2D_BOX: [(f64, f64); 2] = [(-3.0, 5.0), (-4.0, 1.0)];
+
+/// The input range of the 1-D data (C.1: "sampling N = 50 data points between −3 and 5";
+/// uniform is assumed, spec §4.1).
+pub const BINARY_1D_RANGE: (f64, f64) = (-3.0, 5.0);
+
+/// Draws `n` points of the App. C.1 2-D data with prior outputscale `outputscale` (a
+/// variance: 20 in the paper's Fig. 1, 10 in Figs. 3 and 4) from `seed`.
 ///
 /// Errors: `n = 0`, an invalid outputscale, or a factorization failure of the prior draw.
 pub fn binary_classification(
     n: usize,
+    outputscale: f64,
+    seed: u64,
+) -> Result<BinaryData, BenchError> {
+    binary_in_box(n, &BINARY_2D_BOX, outputscale, seed)
+}
+
+/// Draws `n` points of the App. C.1 1-D data (Fig. 2: `N = 50`, outputscale 5) from `seed`;
+/// `x` is `n × 1`.
+///
+/// Errors: as [`binary_classification`].
+pub fn binary_classification_1d(
+    n: usize,
+    outputscale: f64,
+    seed: u64,
+) -> Result<BinaryData, BenchError> {
+    binary_in_box(n, &[BINARY_1D_RANGE], outputscale, seed)
+}
+
+/// Inputs uniform in the box `ranges` (one `(lo, hi)` per coordinate), then the latent draw,
+/// then the labels, all from one `ChaCha8Rng` stream (so the 2-D data are the ones drawn
+/// before the 1-D variant existed: the same draws in the same order).
+fn binary_in_box(
+    n: usize,
+    ranges: &[(f64, f64)],
     outputscale: f64,
     seed: u64,
 ) -> Result<BinaryData, BenchError> {
@@ -40,16 +73,13 @@ pub fn binary_classification(
         });
     }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    // Uniform per coordinate (stated in C.1), on different ranges.
-    let x = Mat::from_fn(n, 2, |_, j| {
-        let u = rng.random::<f64>();
-        if j == 0 {
-            -3.0 + 8.0 * u
-        } else {
-            -4.0 + 5.0 * u
-        }
+    // Uniform per coordinate (stated in C.1), on different ranges; `hi − lo` is exact for
+    // the paper's integer bounds, so `lo + (hi − lo)·u` reproduces `−3 + 8u` and `−4 + 5u`.
+    let x = Mat::from_fn(n, ranges.len(), |_, j| {
+        let (lo, hi) = ranges[j];
+        lo + (hi - lo) * rng.random::<f64>()
     });
-    let kernel = SquaredExponential::new(vec![BINARY_LENGTHSCALE; 2], outputscale)?;
+    let kernel = SquaredExponential::new(vec![BINARY_LENGTHSCALE; ranges.len()], outputscale)?;
     let f = gp_prior_draw(&kernel, x.as_ref(), &mut rng)?;
     let y = Col::from_fn(n, |i| {
         let p = 1.0 / (1.0 + (-f[i]).exp());
@@ -84,5 +114,13 @@ mod tests {
         assert_eq!(a.y, b.y);
         assert_eq!(a.x, b.x);
         assert!(binary_classification(0, 10.0, 3).is_err());
+    }
+
+    #[test]
+    fn one_dimensional_data_in_range() {
+        let a = binary_classification_1d(50, 5.0, 1).unwrap();
+        assert_eq!(a.x.ncols(), 1);
+        assert!((0..50).all(|i| (-3.0..=5.0).contains(&a.x[(i, 0)])));
+        assert!(a.y.iter().all(|&y| y == 0.0 || y == 1.0));
     }
 }

@@ -9,7 +9,7 @@
 //! * [`grid`]: exact prior draws on tensor grids by Kronecker eigendecomposition and the KMCG
 //!   grid data sets;
 //! * [`poisson`]: Poisson counts from a latent GP (IterNCGP §5.1);
-//! * [`binary`]: the 2-D binary classification data (IterNCGP App. C.1);
+//! * [`binary`]: the 1-D and 2-D binary classification data (IterNCGP App. C.1);
 //! * [`mixture`]: the Gaussian-mixture multi-class data (IterNCGP §5.2);
 //! * [`reconstruction`]: the GP-GRIEF kernel-reconstruction inputs (uniform, d = 100).
 

@@ -1,6 +1,6 @@
-//! What the multi-class experiments share: softmax metrics through the probit approximation,
-//! and IterNCGP runs that keep the belief at the end of every Newton step (for per-step
-//! metrics, evaluated after the run so that they are not timed, as in the paper).
+//! What the experiments share: softmax metrics through the probit approximation (the
+//! multi-class experiments), and IterNCGP runs that evaluate the belief at the end of every
+//! Newton step (per-step metrics, untimed as in the paper; Fig. 2's per-step posteriors).
 
 use std::ops::ControlFlow;
 use std::time::Instant;
@@ -10,9 +10,9 @@ use gp_kernels::{Kernel, KernelOperator};
 use gp_linalg::{DenseOperator, LinearOperator};
 use gp_models::ncgp::{
     accuracy, expected_calibration_error, iterncgp, negative_log_likelihood, probit_softmax,
-    IterNcgpOptions, IterNcgpPosterior, IterNcgpRun, SharedOutputs, Softmax, ECE_BINS,
+    IterNcgpOptions, IterNcgpPosterior, IterNcgpRun, LaplaceLikelihood, SharedOutputs, ECE_BINS,
 };
-use gp_solvers::pls::ResidualPolicy;
+use gp_solvers::pls::{Policy, ResidualPolicy};
 
 use crate::error::BenchError;
 
@@ -71,33 +71,48 @@ pub(super) fn softmax_metrics_with_prior(
     })
 }
 
-/// An IterNCGP-CG run with the test metrics at the end of every Newton step.
-pub(super) struct SteppedRun {
+/// An IterNCGP run with what the caller evaluated at the end of every Newton step.
+pub(super) struct SteppedRun<T> {
     /// The run.
     pub run: IterNcgpRun,
-    /// The metrics of the posterior at the end of each Newton step (the last is
+    /// The evaluation of the posterior at the end of each Newton step (the last is
     /// `run.posterior`'s).
-    pub per_step: Vec<Metrics>,
-    /// Wall time of the run without the observer's bookkeeping and the metrics.
+    pub per_step: Vec<T>,
+    /// Wall time of the run without the observer's bookkeeping and the evaluations.
     pub seconds: f64,
     /// The widest belief (columns of Q or of the buffers) seen.
     pub peak_width: usize,
 }
 
-/// Runs IterNCGP-CG (residual actions) from `f₀ = 0` with `options`, evaluating `metrics` on
-/// the belief at the end of every Newton step as soon as the next step starts (untimed, as
-/// in the paper). Only the latest belief is copied, so the memory of the run is the
-/// algorithm's plus one copy of `Q`, not one per step.
+/// Runs IterNCGP-CG (residual actions) from `f₀ = 0` with `options`, evaluating `at_step_end`
+/// on the belief at the end of every Newton step (see [`run_stepped_with`]).
 ///
-/// Errors: the run's, and the first error of `metrics`.
-pub(super) fn run_stepped(
+/// Errors: the run's, and the first error of `at_step_end`.
+pub(super) fn run_stepped<L: LaplaceLikelihood, T>(
     k: &SharedOutputs<'_>,
     y: ColRef<'_, f64>,
-    likelihood: &Softmax,
+    likelihood: &L,
     options: &IterNcgpOptions,
-    metrics: &mut dyn FnMut(&IterNcgpPosterior) -> Result<Metrics, BenchError>,
-) -> Result<SteppedRun, BenchError> {
-    let classes = likelihood.classes();
+    at_step_end: &mut dyn FnMut(&IterNcgpPosterior) -> Result<T, BenchError>,
+) -> Result<SteppedRun<T>, BenchError> {
+    run_stepped_with(k, y, likelihood, &mut ResidualPolicy, options, at_step_end)
+}
+
+/// [`run_stepped`] with the actions of `policy` (unit vectors for Fig. 2's exact steps).
+/// `at_step_end` runs on the belief at the end of each Newton step as soon as the next step
+/// starts (untimed, as in the paper). Only the latest belief is copied, so the memory of the
+/// run is the algorithm's plus one copy of `Q`, not one per step.
+///
+/// Errors: the run's, and the first error of `at_step_end`.
+pub(super) fn run_stepped_with<L: LaplaceLikelihood, T>(
+    k: &SharedOutputs<'_>,
+    y: ColRef<'_, f64>,
+    likelihood: &L,
+    policy: &mut dyn Policy,
+    options: &IterNcgpOptions,
+    at_step_end: &mut dyn FnMut(&IterNcgpPosterior) -> Result<T, BenchError>,
+) -> Result<SteppedRun<T>, BenchError> {
+    let classes = likelihood.latent_outputs();
     let mut per_step = Vec::new();
     let mut failure: Option<BenchError> = None;
     let mut last: Option<(usize, Col<f64>, faer::Mat<f64>)> = None;
@@ -109,7 +124,7 @@ pub(super) fn run_stepped(
         Col::zeros(y.nrows() * classes).as_ref(),
         y,
         likelihood,
-        &mut ResidualPolicy,
+        policy,
         options,
         &mut |p| {
             let t = Instant::now();
@@ -118,9 +133,9 @@ pub(super) fn run_stepped(
                 if outer != p.outer {
                     let evaluated = IterNcgpPosterior::new(w, q, classes)
                         .map_err(BenchError::from)
-                        .and_then(|post| metrics(&post));
+                        .and_then(|post| at_step_end(&post));
                     match evaluated {
-                        Ok(m) => per_step.push(m),
+                        Ok(v) => per_step.push(v),
                         Err(e) => failure = Some(e),
                     }
                 }
@@ -139,7 +154,7 @@ pub(super) fn run_stepped(
         return Err(e);
     }
     drop(last);
-    per_step.push(metrics(&run.posterior)?);
+    per_step.push(at_step_end(&run.posterior)?);
     Ok(SteppedRun {
         run,
         per_step,
