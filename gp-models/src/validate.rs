@@ -6,28 +6,39 @@ use gp_linalg::validate::{check_finite_col, check_finite_mat};
 
 use crate::error::{ModelError, Result};
 
-/// Checks training data for an exact GP: at least one point with at least one coordinate,
-/// as many targets as points, the kernel's input dimension equal to the number of columns,
-/// finite points and targets, finite kernel hyperparameters and a finite positive noise.
+/// Checks training data for an exact GP: [`check_training_inputs`], finite targets, a finite
+/// positive noise.
 pub(crate) fn check_training_data<K: Kernel + ?Sized>(
     kernel: &K,
     x: MatRef<'_, f64>,
     y: ColRef<'_, f64>,
     noise_variance: f64,
 ) -> Result<()> {
+    check_training_inputs(kernel, x, y.nrows(), "fitting an exact GP")?;
+    check_finite_col(y, "the training targets y").map_err(ModelError::from_finite_check)?;
+    check_noise(noise_variance)
+}
+
+/// Checks the inputs every model needs: at least one point with at least one coordinate
+/// (`context` names the fit in the error), one target per row, the kernel's input dimension
+/// equal to the number of columns, finite points and finite kernel hyperparameters. The
+/// targets' values are the caller's to check (finite for a Gaussian likelihood, counts or
+/// labels for others).
+pub(crate) fn check_training_inputs<K: Kernel + ?Sized>(
+    kernel: &K,
+    x: MatRef<'_, f64>,
+    n_targets: usize,
+    context: &'static str,
+) -> Result<()> {
     let (n, d) = (x.nrows(), x.ncols());
     if n == 0 || d == 0 {
-        return Err(ModelError::EmptyData {
-            context: "fitting an exact GP",
-            n,
-            d,
-        });
+        return Err(ModelError::EmptyData { context, n, d });
     }
-    if y.nrows() != n {
+    if n_targets != n {
         return Err(ModelError::LengthMismatch {
             context: "training targets (one per row of X)",
             expected: n,
-            found: y.nrows(),
+            found: n_targets,
         });
     }
     if kernel.input_dim() != d {
@@ -37,8 +48,6 @@ pub(crate) fn check_training_data<K: Kernel + ?Sized>(
         });
     }
     check_finite_mat(x, "the training points X").map_err(ModelError::from_finite_check)?;
-    check_finite_col(y, "the training targets y").map_err(ModelError::from_finite_check)?;
-    check_noise(noise_variance)?;
     check_kernel_params(kernel)
 }
 

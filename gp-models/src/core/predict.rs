@@ -91,6 +91,22 @@ pub struct PredictRequest {
 }
 
 impl PredictRequest {
+    /// Refuses a LOVE request for a model without a LOVE cache: `why` says how the model
+    /// computes its variances instead (`"ExactGp has no LOVE cache: its Cholesky factor gives
+    /// exact variances"`); the message adds what to use.
+    ///
+    /// Errors: [`ModelError::InvalidOption`](crate::ModelError::InvalidOption) for a LOVE
+    /// request.
+    pub(crate) fn refuse_love(&self, why: &str) -> crate::error::Result<()> {
+        if let VarianceMethod::Love { .. } = self.variance {
+            return Err(crate::ModelError::InvalidOption {
+                name: "PredictRequest::variance",
+                reason: format!("{why} (use VarianceMethod::Exact or Auto)"),
+            });
+        }
+        Ok(())
+    }
+
     /// The posterior mean only.
     pub fn mean() -> Self {
         Self {

@@ -6,9 +6,9 @@ use gp_kernels::Kernel;
 use crate::core::summary::write_summary;
 use crate::core::{
     Gaussian, GpModel, LatentPrediction, LmlEstimate, LmlRequest, PredictRequest,
-    TrainingObjective, VarianceMethod, VarianceSource,
+    TrainingObjective, VarianceSource,
 };
-use crate::error::{ModelError, Result};
+use crate::error::Result;
 use crate::exact::model::ExactGp;
 use crate::exact::predict::Want;
 
@@ -51,14 +51,8 @@ impl<K: Kernel + Clone + Send + Sync> GpModel for ExactGp<K> {
         x_test: MatRef<'_, f64>,
         request: &PredictRequest,
     ) -> Result<LatentPrediction> {
-        if let VarianceMethod::Love { .. } = request.variance {
-            return Err(ModelError::InvalidOption {
-                name: "PredictRequest::variance",
-                reason: "ExactGp has no LOVE cache: its Cholesky factor gives exact variances \
-                         (use VarianceMethod::Exact or Auto)"
-                    .into(),
-            });
-        }
+        request
+            .refuse_love("ExactGp has no LOVE cache: its Cholesky factor gives exact variances")?;
         if !request.wants_variance() {
             let mean = self.predict_mean(x_test)?;
             return Ok(LatentPrediction::new(mean, None, None, None, None));

@@ -5,8 +5,7 @@ use faer::MatRef;
 use crate::core::start::DataScales;
 use crate::core::summary::write_summary;
 use crate::core::{
-    Gaussian, GpModel, LatentPrediction, LmlEstimate, LmlRequest, PredictRequest, VarianceMethod,
-    VarianceSource,
+    Gaussian, GpModel, LatentPrediction, LmlEstimate, LmlRequest, PredictRequest, VarianceSource,
 };
 use crate::error::{ModelError, Result};
 use crate::grief::model::Grief;
@@ -50,14 +49,7 @@ impl GpModel for Grief {
         x_test: MatRef<'_, f64>,
         request: &PredictRequest,
     ) -> Result<LatentPrediction> {
-        if let VarianceMethod::Love { .. } = request.variance {
-            return Err(ModelError::InvalidOption {
-                name: "PredictRequest::variance",
-                reason: "Grief has no LOVE cache: its p × p factor gives exact variances \
-                         (use VarianceMethod::Exact or Auto)"
-                    .into(),
-            });
-        }
+        request.refuse_love("Grief has no LOVE cache: its p × p factor gives exact variances")?;
         if request.wants_covariance() {
             return Err(ModelError::InvalidOption {
                 name: "PredictRequest::output",

@@ -5,10 +5,9 @@ use gp_kernels::Kernel;
 
 use crate::core::summary::write_summary;
 use crate::core::{
-    Gaussian, GpModel, LatentPrediction, LmlEstimate, LmlRequest, PredictRequest, VarianceMethod,
-    VarianceSource,
+    Gaussian, GpModel, LatentPrediction, LmlEstimate, LmlRequest, PredictRequest, VarianceSource,
 };
-use crate::error::{ModelError, Result};
+use crate::error::Result;
 use crate::inducing::model::SparseGp;
 
 impl<K: Kernel + Clone + Send + Sync> GpModel for SparseGp<K> {
@@ -49,14 +48,9 @@ impl<K: Kernel + Clone + Send + Sync> GpModel for SparseGp<K> {
         x_test: MatRef<'_, f64>,
         request: &PredictRequest,
     ) -> Result<LatentPrediction> {
-        if let VarianceMethod::Love { .. } = request.variance {
-            return Err(ModelError::InvalidOption {
-                name: "PredictRequest::variance",
-                reason: "SparseGp has no LOVE cache: its m × m factors give its variances \
-                         directly (use VarianceMethod::Exact or Auto)"
-                    .into(),
-            });
-        }
+        request.refuse_love(
+            "SparseGp has no LOVE cache: its m × m factors give its variances directly",
+        )?;
         if !request.wants_variance() {
             let mean = self.predict_mean(x_test)?;
             return Ok(LatentPrediction::new(mean, None, None, None, None));

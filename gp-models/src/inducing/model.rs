@@ -2,7 +2,7 @@
 
 use faer::{Col, ColRef, Mat, MatRef};
 use gp_kernels::Kernel;
-use gp_linalg::validate::{check_finite_col, check_finite_mat};
+use gp_linalg::validate::check_finite_col;
 
 use crate::core::likelihood::{
     check_noise, log_params_with_noise, param_names_with_noise, split_log_params_with_noise,
@@ -11,7 +11,7 @@ use crate::error::{ModelError, Result};
 use crate::inducing::fit::{factorize, SparseEvidence, SparseFactors};
 use crate::inducing::options::{SparseMethod, SparseOptions};
 use crate::inducing::selection::InducingPoints;
-use crate::validate::check_kernel_params;
+use crate::validate::{check_kernel_params, check_training_inputs};
 
 /// A sparse Gaussian-process regression model on `m` inducing inputs `U` (SoR, DTC, VFE or
 /// FITC, [`SparseMethod`]), fitted in `O(N m²)` by the numerically stable factorization of
@@ -270,27 +270,8 @@ fn check_sparse_data<K: Kernel>(
     noise_variance: f64,
     inducing: &InducingPoints,
 ) -> Result<()> {
-    let (n, d) = (x.nrows(), x.ncols());
-    if n == 0 || d == 0 {
-        return Err(ModelError::EmptyData {
-            context: "fitting a sparse GP",
-            n,
-            d,
-        });
-    }
-    if y.nrows() != n {
-        return Err(ModelError::LengthMismatch {
-            context: "training targets (one per row of X)",
-            expected: n,
-            found: y.nrows(),
-        });
-    }
-    if kernel.input_dim() != d {
-        return Err(ModelError::KernelDim {
-            kernel_dim: kernel.input_dim(),
-            data_dim: d,
-        });
-    }
+    check_training_inputs(kernel, x, y.nrows(), "fitting a sparse GP")?;
+    let d = x.ncols();
     if inducing.dim() != d {
         return Err(ModelError::LengthMismatch {
             context: "columns of the inducing points (the training points' dimension)",
@@ -305,8 +286,6 @@ fn check_sparse_data<K: Kernel>(
             d,
         });
     }
-    check_finite_mat(x, "the training points X").map_err(ModelError::from_finite_check)?;
     check_finite_col(y, "the training targets y").map_err(ModelError::from_finite_check)?;
-    check_noise(noise_variance)?;
-    check_kernel_params(kernel)
+    check_noise(noise_variance)
 }

@@ -6,7 +6,7 @@ use gp_kernels::Kernel;
 use crate::core::summary::write_summary;
 use crate::core::{
     Gaussian, GpModel, LatentPrediction, LmlEstimate, LmlRequest, PredictRequest, ProbeSource,
-    VarianceMethod, VarianceSource,
+    VarianceSource,
 };
 use crate::error::{ModelError, Result};
 use crate::iterative::model::IterativeGp;
@@ -50,14 +50,9 @@ impl<K: Kernel + Clone + Send + Sync> GpModel for IterativeGp<K> {
         x_test: MatRef<'_, f64>,
         request: &PredictRequest,
     ) -> Result<LatentPrediction> {
-        if let VarianceMethod::Love { .. } = request.variance {
-            return Err(ModelError::InvalidOption {
-                name: "PredictRequest::variance",
-                reason: "IterativeGp has no LOVE cache yet: use VarianceMethod::Exact or Auto \
-                         (one CG solve per test point)"
-                    .into(),
-            });
-        }
+        request.refuse_love(
+            "IterativeGp has no LOVE cache yet; exact variances take one CG solve per test point",
+        )?;
         if request.wants_covariance() {
             return Err(ModelError::InvalidOption {
                 name: "PredictRequest::output",

@@ -9,7 +9,6 @@
 use faer::linalg::triangular_inverse::invert_lower_triangular;
 use faer::{Col, ColRef, Mat, MatRef};
 use gp_kernels::Kernel;
-use gp_linalg::validate::check_finite_mat;
 use gp_linalg::Cholesky;
 
 use super::likelihood::LaplaceLikelihood;
@@ -166,29 +165,7 @@ impl<K: Kernel + Clone, L: LaplaceLikelihood> LaplaceGp<K, L> {
         likelihood: L,
         options: &LaplaceGpOptions,
     ) -> Result<Self> {
-        let (n, d) = (x.nrows(), x.ncols());
-        if n == 0 || d == 0 {
-            return Err(ModelError::EmptyData {
-                context: "fitting a LaplaceGp",
-                n,
-                d,
-            });
-        }
-        if y.nrows() != n {
-            return Err(ModelError::LengthMismatch {
-                context: "LaplaceGp training targets (one per row of X)",
-                expected: n,
-                found: y.nrows(),
-            });
-        }
-        if kernel.input_dim() != d {
-            return Err(ModelError::KernelDim {
-                kernel_dim: kernel.input_dim(),
-                data_dim: d,
-            });
-        }
-        check_finite_mat(x, "the training points X").map_err(ModelError::from_finite_check)?;
-        crate::validate::check_kernel_params(&kernel)?;
+        crate::validate::check_training_inputs(&kernel, x, y.nrows(), "fitting a LaplaceGp")?;
         if likelihood.latent_outputs() != 1 || likelihood.curvature_diagonal(y).is_none() {
             return Err(unsupported_likelihood(&likelihood));
         }

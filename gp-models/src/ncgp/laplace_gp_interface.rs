@@ -7,8 +7,7 @@ use super::laplace_gp::LaplaceGp;
 use super::likelihood::LaplaceLikelihood;
 use crate::core::summary::write_summary;
 use crate::core::{
-    GpModel, LatentPrediction, LmlEstimate, LmlRequest, PredictRequest, VarianceMethod,
-    VarianceSource,
+    GpModel, LatentPrediction, LmlEstimate, LmlRequest, PredictRequest, VarianceSource,
 };
 use crate::error::{ModelError, Result};
 
@@ -72,14 +71,9 @@ where
         x_test: MatRef<'_, f64>,
         request: &PredictRequest,
     ) -> Result<LatentPrediction> {
-        if let VarianceMethod::Love { .. } = request.variance {
-            return Err(ModelError::InvalidOption {
-                name: "PredictRequest::variance",
-                reason: "LaplaceGp has no LOVE cache: its Cholesky factor gives exact variances \
-                         (use VarianceMethod::Exact or Auto)"
-                    .into(),
-            });
-        }
+        request.refuse_love(
+            "LaplaceGp has no LOVE cache: its Cholesky factor gives exact variances",
+        )?;
         let (mean, variance) = self.latent_marginals(x_test, request.wants_variance())?;
         let covariance = if request.wants_covariance() {
             Some(self.latent_covariance(x_test)?)
