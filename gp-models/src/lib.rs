@@ -76,7 +76,8 @@
 //!   likelihoods by Newton steps solved with the probabilistic linear solver, its actions
 //!   recycled across steps; a posterior whose variance includes the computational
 //!   uncertainty, on dense, matrix-free or SKI priors ([`ncgp::SkiPrior`]); the dense Laplace
-//!   reference, probit predictions and the paper's metrics.
+//!   reference, [`ncgp::LaplaceGp`] (the Laplace approximation as a [`GpModel`], trained by
+//!   [`train()`]), probit predictions and the paper's metrics.
 //! * [`sampling`]: a Metropolis-adjusted Langevin sampler and log-normal priors, for fully
 //!   Bayesian treatment of hyperparameters.
 //! * [`grief`]: GP-GRIEF (Evans & Nair 2018): the `p` leading Nyström eigenfunctions on a
