@@ -13,6 +13,8 @@
 //! * Operator algebra ([`scaled`], [`sum`], [`shifted`], [`transpose`]): [`ScaledOperator`]
 //!   `c·A`, [`SumOperator`] `A₁ + … + A_m`, [`ShiftedOperator`] `A + σ²I` or `A + D`, and the
 //!   transpose: [`TransposeOperator`] (`Aᵀ x` under one name) with the [`Transposed`] wrapper.
+//! * [`CountingOperator`] ([`counting`]): counts the products of any operator, so that cost
+//!   claims are tested by counting.
 //! * Factorizations ([`cholesky`], [`growing_cholesky`], [`eigen`], [`triangular`]): [`Cholesky`] with a
 //!   [`JitterLadder`] (the jitter that was needed is reported back, and a matrix that stays
 //!   indefinite gives [`LinalgError::NotPositiveDefinite`]); [`GrowingCholesky`], bordered one
@@ -42,6 +44,7 @@
 #![warn(missing_docs)]
 
 pub mod cholesky;
+pub mod counting;
 pub mod dense;
 pub mod diagonal;
 pub mod eigen;
@@ -67,6 +70,7 @@ pub mod vector;
 pub struct ReadmeDoctests;
 
 pub use cholesky::{Cholesky, JitterLadder};
+pub use counting::CountingOperator;
 pub use dense::DenseOperator;
 pub use diagonal::DiagonalOperator;
 pub use eigen::SymmetricEigen;

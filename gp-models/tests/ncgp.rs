@@ -2,11 +2,10 @@
 //! §5.2: E9, E10, E3's no-recycling start).
 
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use faer::{Col, ColMut, ColRef, Mat, MatMut, MatRef};
+use faer::{Col, ColRef, Mat, MatRef};
 use gp_kernels::{Kernel, SquaredExponential};
-use gp_linalg::{Cholesky, DenseOperator, LinearOperator, SymmetricEigen};
+use gp_linalg::{Cholesky, CountingOperator, DenseOperator, LinearOperator, SymmetricEigen};
 use gp_models::ncgp::{
     iterncgp, Bernoulli, DenseLaplace, InnerProgress, IterNcgpOptions, IterNcgpRun,
     LaplaceLikelihood, LaplaceOptions, NewtonForm, Poisson, SharedOutputs, Softmax,
@@ -21,41 +20,6 @@ use rand_chacha::ChaCha8Rng;
 
 fn rel(a: ColRef<'_, f64>, b: ColRef<'_, f64>) -> f64 {
     (a.to_owned() - b).norm_l2() / b.norm_l2().max(1e-300)
-}
-
-/// An operator that counts its products (columns of block products count one each).
-struct Counting {
-    inner: DenseOperator,
-    products: AtomicUsize,
-}
-
-impl Counting {
-    fn new(m: Mat<f64>) -> Self {
-        Self {
-            inner: DenseOperator::new(m),
-            products: AtomicUsize::new(0),
-        }
-    }
-    fn count(&self) -> usize {
-        self.products.load(Ordering::SeqCst)
-    }
-}
-
-impl LinearOperator for Counting {
-    fn nrows(&self) -> usize {
-        self.inner.nrows()
-    }
-    fn ncols(&self) -> usize {
-        self.inner.ncols()
-    }
-    fn matvec(&self, x: ColRef<'_, f64>, out: ColMut<'_, f64>) {
-        self.products.fetch_add(1, Ordering::SeqCst);
-        self.inner.matvec(x, out);
-    }
-    fn matmat(&self, x: MatRef<'_, f64>, out: MatMut<'_, f64>) {
-        self.products.fetch_add(x.ncols(), Ordering::SeqCst);
-        self.inner.matmat(x, out);
-    }
 }
 
 fn rbf(x: MatRef<'_, f64>, lengthscale: f64, outputscale: f64) -> Mat<f64> {
@@ -762,7 +726,7 @@ fn e9_k_products_per_newton_step() {
         // Tracked K Q: j.
         (true, Some(RecycleOptions::default()), |j: usize| j),
     ] {
-        let counting = Counting::new(kx.clone());
+        let counting = CountingOperator::new(DenseOperator::new(kx.clone()));
         let options = IterNcgpOptions {
             max_inner: Some(5),
             solver: PlsOptions {
@@ -795,12 +759,12 @@ fn e9_k_products_per_newton_step() {
             })
             .sum();
         assert_eq!(
-            counting.count(),
+            counting.products(),
             expected_total,
             "track_kq {track_kq}, recycling {}",
             recycling.is_some()
         );
-        assert_eq!(out.k_products, counting.count());
+        assert_eq!(out.k_products, counting.products());
     }
 }
 

@@ -2,10 +2,8 @@
 //! U3 (unit vectors = subset of data), U4 (residual actions = CG), U5 (the precision
 //! estimate), U8 (the virtual solver run), U12 (breakdown), and the tracked `K Q` option.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-use faer::{Col, ColMut, ColRef, Mat, MatRef};
-use gp_linalg::{DenseOperator, LinearOperator};
+use faer::{Col, ColRef, Mat, MatRef};
+use gp_linalg::{CountingOperator, DenseOperator};
 use gp_solvers::pls::{
     virtual_solver_run, PlsOptions, PlsStatus, Policy, PolicyState, ProbabilisticSolver,
     RecycleOptions, ResidualPolicy, UnitVectorPolicy,
@@ -13,41 +11,6 @@ use gp_solvers::pls::{
 use gp_solvers::SolverError;
 
 use crate::common::{dense_solve, gaussian, max_abs_diff, with_spectrum};
-
-/// A dense operator that counts its products.
-struct Counting {
-    inner: DenseOperator,
-    calls: AtomicUsize,
-}
-
-impl Counting {
-    fn new(a: Mat<f64>) -> Self {
-        Self {
-            inner: DenseOperator::new(a),
-            calls: AtomicUsize::new(0),
-        }
-    }
-    fn calls(&self) -> usize {
-        self.calls.load(Ordering::Relaxed)
-    }
-}
-
-impl LinearOperator for Counting {
-    fn nrows(&self) -> usize {
-        self.inner.nrows()
-    }
-    fn ncols(&self) -> usize {
-        self.inner.ncols()
-    }
-    fn matvec(&self, x: ColRef<'_, f64>, out: ColMut<'_, f64>) {
-        self.calls.fetch_add(1, Ordering::Relaxed);
-        self.inner.matvec(x, out);
-    }
-    fn matmat(&self, x: MatRef<'_, f64>, out: faer::MatMut<'_, f64>) {
-        self.calls.fetch_add(x.ncols(), Ordering::Relaxed);
-        self.inner.matmat(x, out);
-    }
-}
 
 const N: usize = 12;
 
@@ -218,7 +181,7 @@ fn the_virtual_solver_run_rebuilds_the_belief_without_products_with_k() {
         |i, j| if i == j { 0.3 - 0.015 * i as f64 } else { 0.0 },
     );
     let khat2 = &k + &winv2;
-    let counting_k = Counting::new(k.clone());
+    let counting_k = CountingOperator::new(DenseOperator::new(k.clone()));
     let wop2 = DenseOperator::new(winv2.clone());
     let recycled = virtual_solver_run(buffers.clone(), &wop2, &RecycleOptions::default()).unwrap();
     // (a) C₀ = S M⁻¹ Sᵀ.
@@ -242,17 +205,17 @@ fn the_virtual_solver_run_rebuilds_the_belief_without_products_with_k() {
         tight(),
     )
     .unwrap();
-    assert_eq!(counting_k.calls(), 1);
+    assert_eq!(counting_k.products(), 1);
     let str0 = s_old.transpose() * solver.residual();
     assert!(str0.norm_max() <= 1e-10 * s_old.norm_max() * b.norm_max());
     let tracked = PlsOptions {
         track_kq: true,
         ..tight()
     };
-    let counting_k2 = Counting::new(k.clone());
+    let counting_k2 = CountingOperator::new(DenseOperator::new(k.clone()));
     let solver2 =
         ProbabilisticSolver::new(&counting_k2, &wop2, b.as_ref(), Some(recycled), tracked).unwrap();
-    assert_eq!(counting_k2.calls(), 0);
+    assert_eq!(counting_k2.products(), 0);
     assert!(
         rel(
             col_mat(solver2.residual()).as_ref(),
@@ -307,7 +270,10 @@ fn an_action_in_the_span_is_a_breakdown_and_is_not_appended() {
 fn tracking_k_q_halves_the_products_and_keeps_the_iterates() {
     let (k, winv, b) = system(6);
     let wop = DenseOperator::new(winv);
-    let (plain_k, tracked_k) = (Counting::new(k.clone()), Counting::new(k));
+    let (plain_k, tracked_k) = (
+        CountingOperator::new(DenseOperator::new(k.clone())),
+        CountingOperator::new(DenseOperator::new(k)),
+    );
     let mut plain = ProbabilisticSolver::new(&plain_k, &wop, b.as_ref(), None, tight()).unwrap();
     let tracked_options = PlsOptions {
         track_kq: true,
@@ -324,7 +290,7 @@ fn tracking_k_q_halves_the_products_and_keeps_the_iterates() {
         );
         assert!(err <= 1e-9, "{err:e}");
     }
-    assert_eq!((plain_k.calls(), tracked_k.calls()), (20, 10));
+    assert_eq!((plain_k.products(), tracked_k.products()), (20, 10));
     assert_eq!((plain.k_products(), tracked.k_products()), (20, 10));
 }
 
