@@ -265,7 +265,7 @@ fn bad_input_gives_typed_errors() {
 /// Timing of one product for sizes [64, 64, 64] (not an assertion). Run with
 /// `cargo test --release -p gp-structured --test integration multilevel_toeplitz::timing -- --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "timing only; run in release with --nocapture"]
 fn timing() {
     use std::time::Instant;
     let sizes = [64, 64, 64];

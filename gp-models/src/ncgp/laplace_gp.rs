@@ -166,7 +166,12 @@ impl<K: Kernel + Clone, L: LaplaceLikelihood> LaplaceGp<K, L> {
         options: &LaplaceGpOptions,
     ) -> Result<Self> {
         crate::validate::check_training_inputs(&kernel, x, y.nrows(), "fitting a LaplaceGp")?;
-        if likelihood.latent_outputs() != 1 || likelihood.curvature_diagonal(y).is_none() {
+        // An empty probe: whether the likelihood factorizes, without evaluating it.
+        if likelihood.latent_outputs() != 1
+            || likelihood
+                .curvature_diagonal(Col::zeros(0).as_ref())
+                .is_none()
+        {
             return Err(unsupported_likelihood(&likelihood));
         }
         likelihood.check_targets(y)?;

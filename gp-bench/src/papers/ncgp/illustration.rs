@@ -15,6 +15,7 @@ use gp_models::ncgp::{
     LaplaceLikelihood, LaplaceOptions, SharedOutputs,
 };
 use gp_solvers::pls::{PlsOptions, Policy, ResidualPolicy, UnitVectorPolicy};
+use gp_structured::GridAxis;
 use serde_json::{json, Value};
 
 use super::common::run_stepped_with;
@@ -79,15 +80,9 @@ fn plan(size: RunSize) -> Plan {
     }
 }
 
-/// `count` equally spaced points from `lo` to `hi` inclusive.
-fn linspace(lo: f64, hi: f64, count: usize) -> Vec<f64> {
-    match count {
-        0 => Vec::new(),
-        1 => vec![lo],
-        _ => (0..count)
-            .map(|i| lo + (hi - lo) * i as f64 / (count - 1) as f64)
-            .collect(),
-    }
+/// `count ≥ 2` equally spaced points from `lo` to `hi` inclusive (a grid axis's points).
+fn linspace(lo: f64, hi: f64, count: usize) -> Result<Vec<f64>, BenchError> {
+    Ok(GridAxis::new(lo, hi, count)?.points())
 }
 
 /// `‖a − b‖₂ / ‖b‖₂` (for matrices, the Frobenius norm).
@@ -184,7 +179,7 @@ fn fig2(seed: u64) -> Result<Fig2, BenchError> {
     let k = kernel.matrix(data.x.as_ref(), data.x.as_ref())?;
     let op = DenseOperator::new(k.clone());
     let shared = SharedOutputs::new(&op, 1)?;
-    let grid = linspace(FIG2_GRID_RANGE.0, FIG2_GRID_RANGE.1, FIG2_GRID_POINTS);
+    let grid = linspace(FIG2_GRID_RANGE.0, FIG2_GRID_RANGE.1, FIG2_GRID_POINTS)?;
     let xg = Mat::from_fn(grid.len(), 1, |i, _| grid[i]);
     let cross = DenseOperator::new(kernel.matrix(xg.as_ref(), data.x.as_ref())?);
     let prior_variance = Col::from_fn(grid.len(), |_| FIG2_OUTPUTSCALE);
@@ -546,15 +541,15 @@ fn fig3(seed: u64, plan: Plan) -> Result<Fig3, BenchError> {
     let op = DenseOperator::new(k.clone());
     let shared = SharedOutputs::new(&op, 1)?;
 
-    let axes = |side: usize| {
-        [
-            linspace(BINARY_2D_BOX[0].0, BINARY_2D_BOX[0].1, side),
-            linspace(BINARY_2D_BOX[1].0, BINARY_2D_BOX[1].1, side),
-        ]
+    let axes = |side: usize| -> Result<[Vec<f64>; 2], BenchError> {
+        Ok([
+            linspace(BINARY_2D_BOX[0].0, BINARY_2D_BOX[0].1, side)?,
+            linspace(BINARY_2D_BOX[1].0, BINARY_2D_BOX[1].1, side)?,
+        ])
     };
-    let mean_axes = axes(plan.mean_side);
+    let mean_axes = axes(plan.mean_side)?;
     let mean_points = grid_points(&mean_axes);
-    let cov_points = grid_points(&axes(plan.cov_side));
+    let cov_points = grid_points(&axes(plan.cov_side)?);
     let mean_cross = kernel.matrix(mean_points.as_ref(), data.x.as_ref())?;
     let grids = Fig3Grids {
         mean_axes,
