@@ -94,6 +94,7 @@ pub mod slq;
 pub mod textbook_cg;
 pub mod trace;
 pub mod tridiagonal;
+pub mod truncation;
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]
@@ -126,3 +127,4 @@ pub use slq::{slq_log_det, slq_log_det_from_cg, SlqScaling};
 pub use textbook_cg::{TextbookCg, TextbookCgOptions};
 pub use trace::{hutchinson_from_products, hutchinson_inverse_trace, hutchinson_trace};
 pub use tridiagonal::SymTridiagonal;
+pub use truncation::{Categorical, ExpDecay, Fixed, TruncationLaw};

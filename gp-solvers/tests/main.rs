@@ -19,3 +19,4 @@ mod precond;
 mod properties;
 mod slq;
 mod trace;
+mod truncation;
