@@ -110,6 +110,7 @@ pub mod inducing;
 pub mod iterative;
 pub mod kmcg;
 pub mod ncgp;
+pub mod objective;
 pub mod optim;
 pub mod prelude;
 pub mod sampling;

@@ -1,0 +1,1 @@
+//! Random-Fourier-feature objectives (plain RFF and single-sample RFF).
