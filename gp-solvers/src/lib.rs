@@ -34,6 +34,10 @@
 //!   with compression, no product with `K`).
 //! * [`tridiagonal`]: [`SymTridiagonal`], its eigen-decomposition and Gauss quadrature
 //!   `e₁ᵀ f(T) e₁`; the tridiagonal implied by CG coefficients.
+//! * [`truncation`] and [`rr_cg`](mod@rr_cg): truncation laws ([`TruncationLaw`]: exponential
+//!   decay, 1/J, fixed) and Russian-roulette truncated CG ([`rr_cg()`]): unbiased solves from
+//!   one batched CG run with one accumulator per draw of the depth `J`, and the unbiased
+//!   RR-SLQ log-determinant ([`rr_slq_log_det`]).
 //! * [`slq`] and [`trace`]: stochastic Lanczos quadrature for `log det A` (with
 //!   preconditioning: `log det P + SLQ(P^{-1/2} A P^{-1/2})`) and Hutchinson estimators,
 //!   from [`Probes`] drawn from a seed ([`probes`]).
@@ -83,6 +87,7 @@ pub mod error;
 pub mod estimate;
 pub mod factorized;
 pub mod fom;
+pub mod gauss_rule;
 pub mod krylov;
 pub mod lanczos;
 pub mod lanczos_steps;
@@ -90,6 +95,7 @@ pub mod pls;
 pub mod precond;
 pub mod probe_solve;
 pub mod probes;
+pub mod rr_cg;
 pub mod slq;
 pub mod textbook_cg;
 pub mod trace;
@@ -113,6 +119,7 @@ pub use factorized::{
     OperatorSystem, StartVector, WeightSpaceSystem,
 };
 pub use fom::{fom, FomBreakdown, FomOptions, FomResult, FomSolver, FomStatus, FomStep};
+pub use gauss_rule::GaussRule;
 pub use gp_linalg::LinearOperator;
 pub use krylov::{KrylovRecord, Status, StoppingRule};
 pub use lanczos::{lanczos, Lanczos, LanczosOptions, LanczosStatus};
@@ -123,6 +130,7 @@ pub use precond::pivoted_cholesky::{
 pub use precond::{IdentityPreconditioner, Preconditioner};
 pub use probe_solve::{solve_with_probes, ProbeSolve};
 pub use probes::{ProbeDistribution, ProbeOptions, Probes};
+pub use rr_cg::{rr_cg, rr_slq_log_det, sample_draws, RrCgOptions, RrCgResult};
 pub use slq::{slq_log_det, slq_log_det_from_cg, SlqScaling};
 pub use textbook_cg::{TextbookCg, TextbookCgOptions};
 pub use trace::{hutchinson_from_products, hutchinson_inverse_trace, hutchinson_trace};

@@ -17,6 +17,7 @@ mod lanczos;
 mod pls;
 mod precond;
 mod properties;
+mod rr_cg;
 mod slq;
 mod trace;
 mod truncation;

@@ -11,7 +11,9 @@ fn enumerated_moments(law: &dyn TruncationLaw) -> (f64, f64, f64) {
     let support = law.min_support()..=law.max_support();
     let total: f64 = support.clone().map(|j| law.pmf(j)).sum();
     let mean: f64 = support.clone().map(|j| j as f64 * law.pmf(j)).sum();
-    let var: f64 = support.map(|j| (j as f64 - mean).powi(2) * law.pmf(j)).sum();
+    let var: f64 = support
+        .map(|j| (j as f64 - mean).powi(2) * law.pmf(j))
+        .sum();
     (total, mean, var.sqrt())
 }
 
@@ -45,7 +47,11 @@ fn exp_decay_h14_moments_closed_form_and_simulated() {
     // The table of spec §2.2.
     assert!((law.mean() - 99.50).abs() < 0.005);
     assert!((law.sd() - 20.00).abs() < 0.005);
-    assert!((law.mean_max_of_two() - 109.5).abs() < 0.05, "{}", law.mean_max_of_two());
+    assert!(
+        (law.mean_max_of_two() - 109.5).abs() < 0.05,
+        "{}",
+        law.mean_max_of_two()
+    );
     assert!((law.weight(130) - 12.18).abs() < 0.005);
     assert!((law.weight(180) - 148.4).abs() < 0.05);
     assert_eq!(law.survival(80), 1.0);
@@ -68,7 +74,11 @@ fn exp_decay_other_rows_of_the_reference_table() {
         (0.10, 10, 19.51, 10.00, 24.5, 22026.0),
     ] {
         let law = ExpDecay::new(lambda, j_min, 5000).unwrap();
-        assert!((law.mean() - mean).abs() < 0.01, "λ {lambda} j_min {j_min}: {}", law.mean());
+        assert!(
+            (law.mean() - mean).abs() < 0.01,
+            "λ {lambda} j_min {j_min}: {}",
+            law.mean()
+        );
         assert!((law.sd() - sd).abs() < 0.01);
         assert!((law.mean_max_of_two() - mean_max).abs() < 0.05);
         let w = law.weight(j_min + 100);
@@ -140,7 +150,10 @@ fn categorical_laws() {
     assert_eq!(shifted.min_support(), 3);
     assert_eq!(shifted.survival(3), 1.0);
     assert!((shifted.survival(4) - 0.75).abs() < 1e-15);
-    assert_eq!(shifted.sample(&mut rng).max(3), shifted.sample(&mut rng).max(3));
+    assert_eq!(
+        shifted.sample(&mut rng).max(3),
+        shifted.sample(&mut rng).max(3)
+    );
 }
 
 #[test]
@@ -176,7 +189,10 @@ fn russian_roulette_and_single_sample_identities_by_enumeration() {
                     law.pmf(big_j) * est
                 })
                 .sum();
-            assert!((rr - exact).abs() < 1e-12 * exact.abs().max(1.0), "{law:?}: {rr} vs {exact}");
+            assert!(
+                (rr - exact).abs() < 1e-12 * exact.abs().max(1.0),
+                "{law:?}: {rr} vs {exact}"
+            );
             if law.min_support() == 1 {
                 let ss: f64 = (1..=top)
                     .filter(|&j| law.pmf(j) > 0.0)

@@ -92,7 +92,8 @@ impl TruncationLaw for ExpDecay {
             return 0.0;
         }
         let k = (j - self.j_min) as f64;
-        (-self.lambda * k).exp() * self.one_minus_q_pow(1.0) / self.one_minus_q_pow(self.support_len())
+        (-self.lambda * k).exp() * self.one_minus_q_pow(1.0)
+            / self.one_minus_q_pow(self.support_len())
     }
 
     fn survival(&self, j: usize) -> f64 {
@@ -139,7 +140,11 @@ impl TruncationLaw for ExpDecay {
         let u = uniform_open0(rng);
         let m = self.support_len();
         let k = ((-u * self.one_minus_q_pow(m)).ln_1p() / -self.lambda).floor();
-        let k = if k.is_finite() && k >= 0.0 { k as usize } else { 0 };
+        let k = if k.is_finite() && k >= 0.0 {
+            k as usize
+        } else {
+            0
+        };
         (self.j_min + k).min(self.j_max)
     }
 }
