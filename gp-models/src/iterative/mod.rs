@@ -40,7 +40,7 @@
 //! * [`io`]: JSON save and load.
 
 pub mod columns;
-mod derivatives;
+pub(crate) mod derivatives;
 pub mod estimate;
 mod interface;
 pub mod io;

@@ -1,7 +1,34 @@
-//! Training objectives: estimators of the log marginal likelihood and its gradient
-//! (Potapczynski et al. 2021, spec `rtgps.md`).
+//! Training objectives: estimators of the log marginal likelihood and its gradient, and
+//! training with them (Potapczynski et al. 2021, "Bias-Free Scalable Gaussian Processes
+//! via Randomized Truncations"; spec `rtgps.md`).
 //!
-//! Every estimator returns an estimate of `log p(y | X, θ)` (where it has one) and of its
-//! gradient with respect to the kernel's log hyperparameters followed by `log σ²`.
+//! Every estimator returns an estimate of `log p(y | X, θ)` (where it has one), of its two
+//! terms `yᵀK̂⁻¹y` and `log det K̂`, and of its gradient with respect to the kernel's log
+//! hyperparameters followed by `log σ²` ([`ObjectiveEstimate`]). The gradient is always
+//! assembled from solves by the trace formula
+//! `∂ log p/∂θ = ½ αᵀ ∂K̂ α − ½ tr(K̂⁻¹ ∂K̂)`, never by differentiating through CG.
+//!
+//! * [`Estimator::Cholesky`] is exact.
+//! * [`Estimator::Cg`] is truncated preconditioned CG with `J` iterations (biased: the data
+//!   fit is under-, the log-determinant over-estimated; Theorem 1).
+//! * [`Estimator::RrCg`] is Russian-roulette CG ([`gp_solvers::rr_cg`]), unbiased.
+//! * [`krylov_estimate`] runs CG or RR-CG on any [`KrylovCovariance`] (dense, SKI).
+//! * [`train_objective`] runs Adam with a multi-step schedule on GPyTorch's softplus parameters
+//!   ([`SoftplusParameterization`]), every step recorded, the exact loss on request.
 
+mod cholesky;
+mod dense;
+mod estimator;
+mod evaluate;
+mod krylov;
 pub mod rff;
+mod softplus;
+mod train;
+
+pub use cholesky::cholesky_estimate;
+pub use dense::DenseKernelCovariance;
+pub use estimator::{Estimator, KrylovObjectiveOptions, ObjectiveEstimate};
+pub use evaluate::estimate;
+pub use krylov::{krylov_estimate, KrylovCovariance, KrylovDepth};
+pub use softplus::{inverse_softplus, softplus, SoftplusParameterization};
+pub use train::{train_objective, ObjectiveTrainOptions, ObjectiveTrainResult, TrainingStep};

@@ -34,6 +34,42 @@ pub struct AdamOptions {
     /// How many times in a row a failed evaluation may halve the step before the run
     /// gives up with an error (default 30).
     pub max_retries: usize,
+    /// Step-size decay at fixed fractions of the run (PyTorch's `MultiStepLR`); default
+    /// `None` (constant step size).
+    pub learning_rate_decay: Option<MultiStepDecay>,
+}
+
+/// Multiplies the step size by `factor` after each of three milestones, given as fractions
+/// of [`AdamOptions::iterations`] (PyTorch's `MultiStepLR`; the paper's GP training uses
+/// ×0.1 at 50%, 70% and 90%, its RFF runs ×0.5 at 85%, 90%, 95%).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MultiStepDecay {
+    /// The milestones as fractions of the run, each in `(0, 1]`.
+    pub fractions: [f64; 3],
+    /// The factor applied at each milestone, in `(0, 1]`.
+    pub factor: f64,
+}
+
+impl MultiStepDecay {
+    /// The schedule of the paper's CG/RR-CG/Cholesky training: ×0.1 at 50%, 70%, 90%.
+    pub fn paper_gp() -> Self {
+        Self {
+            fractions: [0.5, 0.7, 0.9],
+            factor: 0.1,
+        }
+    }
+
+    /// The multiplier of step `t` (1-based) of a run of `iterations` steps: `factor^m`
+    /// with `m` the number of milestones `⌊f · iterations⌋` already passed (`t >` the
+    /// milestone).
+    pub fn multiplier(&self, t: usize, iterations: usize) -> f64 {
+        let passed = self
+            .fractions
+            .iter()
+            .filter(|&&f| t > (f * iterations as f64).floor() as usize)
+            .count();
+        self.factor.powi(passed as i32)
+    }
 }
 
 impl Default for AdamOptions {
@@ -46,6 +82,7 @@ impl Default for AdamOptions {
             iterations: 1000,
             gradient_tolerance: 0.0,
             max_retries: 30,
+            learning_rate_decay: None,
         }
     }
 }
@@ -72,6 +109,14 @@ impl AdamOptions {
         }
         if self.gradient_tolerance.is_nan() || self.gradient_tolerance < 0.0 {
             return bad("AdamOptions::gradient_tolerance", "must be non-negative");
+        }
+        if let Some(decay) = self.learning_rate_decay {
+            if !(decay.factor > 0.0 && decay.factor <= 1.0) {
+                return bad("MultiStepDecay::factor", "must lie in (0, 1]");
+            }
+            if decay.fractions.iter().any(|f| !(*f > 0.0 && *f <= 1.0)) {
+                return bad("MultiStepDecay::fractions", "each must lie in (0, 1]");
+            }
         }
         Ok(())
     }
@@ -136,13 +181,17 @@ where
         }
         let c1 = 1.0 - options.beta1.powi(t.min(i32::MAX as usize) as i32);
         let c2 = 1.0 - options.beta2.powi(t.min(i32::MAX as usize) as i32);
+        let learning_rate = options.learning_rate
+            * options
+                .learning_rate_decay
+                .map_or(1.0, |decay| decay.multiplier(t, options.iterations));
         let mut step = vec![0.0; dim];
         for i in 0..dim {
             m[i] = options.beta1 * m[i] + (1.0 - options.beta1) * g[i];
             v[i] = options.beta2 * v[i] + (1.0 - options.beta2) * g[i] * g[i];
             let m_hat = m[i] / c1;
             let v_hat = v[i] / c2;
-            step[i] = -options.learning_rate * m_hat / (v_hat.sqrt() + options.eps);
+            step[i] = -learning_rate * m_hat / (v_hat.sqrt() + options.eps);
         }
         let mut retries = 0;
         let (x_new, f_new, g_new) = loop {

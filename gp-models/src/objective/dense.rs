@@ -1,0 +1,109 @@
+//! The covariance `K(X, X) + σ²I` stored as a dense matrix, for the CG and RR-CG
+//! estimators on data that fit in memory.
+
+use faer::{Mat, MatRef};
+use gp_kernels::dense::points_row_major;
+use gp_kernels::Kernel;
+use gp_linalg::{DenseOperator, LinearOperator, LowRankPlusDiagonal};
+use gp_solvers::{pivoted_cholesky_preconditioner, PivotedCholeskyOptions, Preconditioner};
+
+use crate::error::{ModelError, Result};
+use crate::iterative::derivatives::derivative_quad_forms;
+use crate::objective::estimator::KrylovObjectiveOptions;
+use crate::objective::krylov::KrylovCovariance;
+use crate::validate::{check_noise, check_training_inputs};
+
+/// `K̂ = K(X, X) + σ²I` stored densely (`8n²` bytes), with the rank-`k` pivoted-Cholesky
+/// preconditioner `LLᵀ + σ²I` of `K(X, X)` when `n` reaches
+/// [`KrylovObjectiveOptions::min_preconditioning_size`]. Products with `K̂` read the stored
+/// matrix (memory-bound); the derivative contractions are matrix-free (every kernel entry
+/// recomputed with its gradient, any [`Kernel`]).
+pub struct DenseKernelCovariance<'a, K: ?Sized> {
+    kernel: &'a K,
+    xs: Vec<f64>,
+    d: usize,
+    noise_variance: f64,
+    operator: DenseOperator,
+    preconditioner: Option<LowRankPlusDiagonal>,
+}
+
+impl<'a, K: Kernel + ?Sized> DenseKernelCovariance<'a, K> {
+    /// Builds `K̂` for points `x` (`n × d`) and noise `σ² > 0`.
+    ///
+    /// Errors: empty or non-finite points, a kernel of another dimension, a noise that is not
+    /// finite and positive, and a failed preconditioner.
+    pub fn new(
+        kernel: &'a K,
+        x: MatRef<'_, f64>,
+        noise_variance: f64,
+        options: &KrylovObjectiveOptions,
+    ) -> Result<Self> {
+        check_training_inputs(kernel, x, x.nrows(), "building a dense kernel covariance")?;
+        check_noise(noise_variance)?;
+        let n = x.nrows();
+        let mut k = kernel.matrix(x, x)?;
+        let preconditioner =
+            if options.preconditioner_rank > 0 && n >= options.min_preconditioning_size {
+                let pc = PivotedCholeskyOptions {
+                    max_rank: options.preconditioner_rank,
+                    relative_tolerance: 0.0,
+                };
+                Some(pivoted_cholesky_preconditioner(&k, noise_variance, &pc)?)
+            } else {
+                None
+            };
+        for i in 0..n {
+            k[(i, i)] += noise_variance;
+        }
+        Ok(Self {
+            kernel,
+            xs: points_row_major(kernel, x, "the training points X")?,
+            d: x.ncols(),
+            noise_variance,
+            operator: DenseOperator::new(k),
+            preconditioner,
+        })
+    }
+
+    /// The order `n`.
+    pub fn dim(&self) -> usize {
+        self.operator.nrows()
+    }
+}
+
+impl<K: Kernel + ?Sized> KrylovCovariance for DenseKernelCovariance<'_, K> {
+    fn operator(&self) -> &dyn LinearOperator {
+        &self.operator
+    }
+
+    fn preconditioner(&self) -> Option<&dyn Preconditioner> {
+        self.preconditioner
+            .as_ref()
+            .map(|p| p as &dyn Preconditioner)
+    }
+
+    fn noise_variance(&self) -> f64 {
+        self.noise_variance
+    }
+
+    fn kernel_derivative_contractions(
+        &self,
+        left: MatRef<'_, f64>,
+        right: MatRef<'_, f64>,
+    ) -> Result<Mat<f64>> {
+        if left.nrows() != self.dim() || left.shape() != right.shape() {
+            return Err(ModelError::LengthMismatch {
+                context: "derivative contractions (two n × r blocks)",
+                expected: self.dim(),
+                found: left.nrows(),
+            });
+        }
+        Ok(derivative_quad_forms(
+            self.kernel,
+            &self.xs,
+            self.d,
+            left,
+            right,
+        ))
+    }
+}
