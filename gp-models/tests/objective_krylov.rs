@@ -269,3 +269,64 @@ fn estimator_errors_are_typed() {
     )
     .is_err());
 }
+
+#[test]
+fn ski_covariance_reproduces_the_ski_models_own_gradient_and_trains() {
+    use gp_models::objective::{train_objective_ski, SkiCovariance};
+    use gp_models::{Ski, SkiOptions};
+    let (x, y, kernel) = problem(200, 8);
+    let mut options = SkiOptions::default();
+    options.krylov.tolerance = 1e-12;
+    options.krylov.max_iterations = 400;
+    let ski = Ski::fit(kernel, x.as_ref(), y.as_ref(), 0.05, &options).unwrap();
+    let mut r = ChaCha8Rng::seed_from_u64(9);
+    let z = Mat::from_fn(200, 4, |_, _| if r.random::<bool>() { 1.0 } else { -1.0 });
+    let theirs = ski
+        .lml_and_grad_estimate_with_probes(Probes::from_matrix(z.clone(), None).unwrap())
+        .unwrap();
+    let cov = SkiCovariance::new(&ski).unwrap();
+    let opts = KrylovObjectiveOptions {
+        tolerance: 1e-12,
+        ..KrylovObjectiveOptions::default()
+    };
+    let probes = Probes::from_matrix(z, None).unwrap();
+    let ours = krylov_estimate(
+        &cov,
+        ski.train_y().as_mat(),
+        KrylovDepth::Fixed(400),
+        &opts,
+        Some(probes),
+        &mut r,
+    )
+    .unwrap();
+    for (a, b) in ours.gradient.iter().zip(&theirs.grad) {
+        assert!((a - b).abs() < 1e-6 * b.abs().max(1.0), "{a} vs {b}");
+    }
+    assert!((ours.lml.unwrap() - theirs.lml).abs() < 1e-6 * theirs.lml.abs());
+
+    // A short RR-CG training on the SKI operator lowers the exact loss.
+    let options = ObjectiveTrainOptions {
+        adam: AdamOptions {
+            learning_rate: 0.05,
+            iterations: 30,
+            ..AdamOptions::default()
+        },
+        exact_loss_every: Some(30),
+        ..ObjectiveTrainOptions::default()
+    };
+    let rr = Estimator::rr_cg_exp_decay(0.1, 10, 200).unwrap();
+    let out = train_objective_ski(&ski, &rr, &options, &mut |_| {
+        std::ops::ControlFlow::Continue(())
+    })
+    .unwrap();
+    let (first, last) = (
+        out.steps[0].exact_loss.unwrap(),
+        out.steps[30].exact_loss.unwrap(),
+    );
+    assert!(last < first, "{first} → {last}");
+    assert!(out.steps[1..].iter().all(|s| s.work >= 10));
+    let chol = train_objective_ski(&ski, &Estimator::Cholesky, &options, &mut |_| {
+        std::ops::ControlFlow::Continue(())
+    });
+    assert!(chol.unwrap_err().to_string().contains("CG or RR-CG"));
+}

@@ -13,7 +13,7 @@
 //!   fit is under-, the log-determinant over-estimated; Theorem 1).
 //! * [`Estimator::RrCg`] is Russian-roulette CG ([`gp_solvers::rr_cg`]), unbiased.
 //! * [`krylov_estimate`] runs CG or RR-CG on any [`KrylovCovariance`] (dense, SKI).
-//! * [`train_objective`] runs Adam with a multi-step schedule on GPyTorch's softplus parameters
+//! * [`train_objective`] ([`train_objective_ski`] on a SKI model) runs Adam with a multi-step schedule on GPyTorch's softplus parameters
 //!   ([`SoftplusParameterization`]), every step recorded, the exact loss on request.
 
 mod cholesky;
@@ -22,6 +22,7 @@ mod estimator;
 mod evaluate;
 mod krylov;
 pub mod rff;
+mod ski;
 mod softplus;
 mod train;
 
@@ -30,5 +31,8 @@ pub use dense::DenseKernelCovariance;
 pub use estimator::{Estimator, KrylovObjectiveOptions, ObjectiveEstimate};
 pub use evaluate::estimate;
 pub use krylov::{krylov_estimate, KrylovCovariance, KrylovDepth};
+pub use ski::SkiCovariance;
 pub use softplus::{inverse_softplus, softplus, SoftplusParameterization};
-pub use train::{train_objective, ObjectiveTrainOptions, ObjectiveTrainResult, TrainingStep};
+pub use train::{
+    train_objective, train_objective_ski, ObjectiveTrainOptions, ObjectiveTrainResult, TrainingStep,
+};

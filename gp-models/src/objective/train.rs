@@ -13,10 +13,13 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::error::{ModelError, Result};
 use crate::objective::cholesky::cholesky_estimate;
-use crate::objective::estimator::{Estimator, KrylovObjectiveOptions};
+use crate::objective::estimator::{Estimator, KrylovObjectiveOptions, ObjectiveEstimate};
 use crate::objective::evaluate::estimate;
+use crate::objective::krylov::{krylov_estimate, KrylovDepth};
+use crate::objective::ski::SkiCovariance;
 use crate::objective::softplus::SoftplusParameterization;
 use crate::optim::{adam_observed, AdamOptions, MultiStepDecay};
+use crate::ski::Ski;
 
 /// Options of [`train_objective`].
 #[derive(Debug, Clone, PartialEq)]
@@ -87,7 +90,6 @@ pub struct ObjectiveTrainResult<K> {
 ///
 /// Errors: those of the estimator at the start, a starting hyperparameter not above its
 /// floor, and Adam's (a step that keeps failing).
-#[allow(clippy::too_many_arguments)]
 pub fn train_objective<K: Kernel + Clone>(
     kernel: &K,
     noise_variance: f64,
@@ -98,41 +100,142 @@ pub fn train_objective<K: Kernel + Clone>(
     observer: &mut dyn FnMut(&TrainingStep) -> ControlFlow<()>,
 ) -> Result<ObjectiveTrainResult<K>> {
     let p = kernel.n_params();
-    let param = match &options.floors {
-        Some(f) => SoftplusParameterization::new(f.clone())?,
-        None => SoftplusParameterization::gpytorch(p),
-    };
-    if param.len() != p + 1 {
-        return Err(ModelError::LengthMismatch {
-            context: "softplus floors (the kernel's hyperparameters, then the noise)",
-            expected: p + 1,
-            found: param.len(),
-        });
-    }
-    let mut start = kernel.log_params();
-    start.push(noise_variance.ln());
-    let raw0 = param.raw_params(&start)?;
-    let n = y.nrows() as f64;
     let with_params = |log_params: &[f64]| -> Result<(K, f64)> {
         let mut k = kernel.clone();
         k.set_log_params(&log_params[..p])?;
         Ok((k, log_params[p].exp()))
     };
-    let exact_loss = |log_params: &[f64]| -> Result<f64> {
+    let mut evaluate = |log_params: &[f64], rng: &mut ChaCha8Rng| {
         let (k, s2) = with_params(log_params)?;
-        let e = cholesky_estimate(&k, x, y, s2)?;
-        Ok(-e.lml.unwrap_or(f64::NAN) / n)
+        estimate(&k, s2, x, y, estimator, &options.krylov, rng)
     };
+    let exact = |log_params: &[f64]| -> Result<f64> {
+        let (k, s2) = with_params(log_params)?;
+        exact_loss(&k, s2, x, y)
+    };
+    let mut start = kernel.log_params();
+    start.push(noise_variance.ln());
+    let run = train_core(&start, y.nrows(), options, &mut evaluate, &exact, observer)?;
+    let (kernel, noise_variance) = with_params(&run.final_log_params)?;
+    Ok(ObjectiveTrainResult {
+        kernel,
+        noise_variance,
+        steps: run.steps,
+        training_seconds: run.training_seconds,
+    })
+}
 
+/// [`train_objective`] on a [`Ski`] model's covariance `W K_G Wᵀ + σ²I` with CG or RR-CG
+/// ([`Estimator::Cg`], [`Estimator::RrCg`]; others are refused): the interpolation weights
+/// are kept, the grid kernel rebuilt at every step. The exact loss, when requested, is the
+/// exact GP's on the training data (dense: small problems only).
+///
+/// Errors as [`train_objective`], and [`ModelError::InvalidOption`] for a direct or RFF
+/// estimator.
+pub fn train_objective_ski<K: Kernel + Clone>(
+    ski: &Ski<K>,
+    estimator: &Estimator,
+    options: &ObjectiveTrainOptions,
+    observer: &mut dyn FnMut(&TrainingStep) -> ControlFlow<()>,
+) -> Result<ObjectiveTrainResult<K>> {
+    let mut evaluate = |log_params: &[f64], rng: &mut ChaCha8Rng| {
+        let model = ski.with_log_params(log_params)?;
+        let cov = SkiCovariance::new(&model)?;
+        let depth = match estimator {
+            Estimator::Cg { iterations } => KrylovDepth::Fixed(*iterations),
+            Estimator::RrCg { law, draws } => KrylovDepth::Random {
+                law: law.as_ref(),
+                draws: *draws,
+            },
+            other => {
+                return Err(ModelError::InvalidOption {
+                    name: "estimator",
+                    reason: format!(
+                        "SKI training runs CG or RR-CG on the SKI operator, not {}",
+                        other.label()
+                    ),
+                })
+            }
+        };
+        krylov_estimate(&cov, model.y.as_mat(), depth, &options.krylov, None, rng)
+    };
+    let exact = |log_params: &[f64]| -> Result<f64> {
+        let model = ski.with_log_params(log_params)?;
+        exact_loss(
+            model.kernel(),
+            model.noise_variance(),
+            ski.train_x(),
+            ski.train_y(),
+        )
+    };
+    let start = ski.log_params();
+    let run = train_core(
+        &start,
+        ski.n_train(),
+        options,
+        &mut evaluate,
+        &exact,
+        observer,
+    )?;
+    let model = ski.with_log_params(&run.final_log_params)?;
+    Ok(ObjectiveTrainResult {
+        kernel: model.kernel().clone(),
+        noise_variance: model.noise_variance(),
+        steps: run.steps,
+        training_seconds: run.training_seconds,
+    })
+}
+
+/// The exact loss `−log p / n` by Cholesky.
+fn exact_loss<K: Kernel + Clone>(
+    kernel: &K,
+    noise_variance: f64,
+    x: MatRef<'_, f64>,
+    y: ColRef<'_, f64>,
+) -> Result<f64> {
+    let e = cholesky_estimate(kernel, x, y, noise_variance)?;
+    Ok(-e.lml.unwrap_or(f64::NAN) / y.nrows() as f64)
+}
+
+/// What [`train_core`] returns.
+struct CoreRun {
+    steps: Vec<TrainingStep>,
+    final_log_params: Vec<f64>,
+    training_seconds: f64,
+}
+
+type Evaluate<'a> = dyn FnMut(&[f64], &mut ChaCha8Rng) -> Result<ObjectiveEstimate> + 'a;
+
+/// Adam on the raw parameters of `start` (log hyperparameters, noise last) for the loss
+/// `−log p / n` of `evaluate`.
+fn train_core(
+    start: &[f64],
+    n: usize,
+    options: &ObjectiveTrainOptions,
+    evaluate: &mut Evaluate<'_>,
+    exact: &dyn Fn(&[f64]) -> Result<f64>,
+    observer: &mut dyn FnMut(&TrainingStep) -> ControlFlow<()>,
+) -> Result<CoreRun> {
+    let param = match &options.floors {
+        Some(f) => SoftplusParameterization::new(f.clone())?,
+        None => SoftplusParameterization::gpytorch(start.len().saturating_sub(1)),
+    };
+    if param.len() != start.len() {
+        return Err(ModelError::LengthMismatch {
+            context: "softplus floors (the kernel's hyperparameters, then the noise)",
+            expected: start.len(),
+            found: param.len(),
+        });
+    }
+    let raw0 = param.raw_params(start)?;
+    let n = n as f64;
     let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
     let last_loss = Cell::new(None);
     let last_work = Cell::new(0usize);
     let exact_seconds = Cell::new(0.0f64);
     let clock = Instant::now();
     let objective = |raw: &[f64]| -> Result<(f64, Vec<f64>)> {
-        let log_params = param.log_params(raw);
-        let (k, s2) = with_params(&log_params)?;
-        let e = estimate(&k, s2, x, y, estimator, &options.krylov, &mut rng)?;
+        let e = evaluate(&param.log_params(raw), &mut rng)?;
         last_loss.set(e.lml.map(|l| -l / n));
         last_work.set(e.work);
         let log_grad: Vec<f64> = e.gradient.iter().map(|g| -g / n).collect();
@@ -143,18 +246,23 @@ pub fn train_objective<K: Kernel + Clone>(
             param.raw_gradient(raw, &log_grad),
         ))
     };
+    let wants_exact = |step: usize| {
+        options
+            .exact_loss_every
+            .is_some_and(|k| k > 0 && step.is_multiple_of(k))
+    };
+    let timed_exact = |log_params: &[f64]| -> Result<f64> {
+        let t = Instant::now();
+        let v = exact(log_params);
+        exact_seconds.set(exact_seconds.get() + t.elapsed().as_secs_f64());
+        v
+    };
     let mut steps: Vec<TrainingStep> = Vec::new();
     let mut failure = None;
-    let mut record = |step: usize, raw: &[f64]| -> ControlFlow<()> {
-        let log_params = param.log_params(raw);
-        let wants_exact = options
-            .exact_loss_every
-            .is_some_and(|k| k > 0 && step.is_multiple_of(k));
-        let exact = if wants_exact {
-            let t = Instant::now();
-            let v = exact_loss(&log_params);
-            exact_seconds.set(exact_seconds.get() + t.elapsed().as_secs_f64());
-            match v {
+    let mut record = |point: &crate::optim::TrajectoryPoint| -> ControlFlow<()> {
+        let log_params = param.log_params(&point.x);
+        let exact_value = if wants_exact(point.iteration) {
+            match timed_exact(&log_params) {
                 Ok(v) => Some(v),
                 Err(e) => {
                     failure = Some(e);
@@ -165,39 +273,37 @@ pub fn train_objective<K: Kernel + Clone>(
             None
         };
         let s = TrainingStep {
-            step,
+            step: point.iteration,
             log_params,
             estimated_loss: last_loss.get(),
-            exact_loss: exact,
+            exact_loss: exact_value,
             work: last_work.get(),
         };
         let flow = observer(&s);
         steps.push(s);
         flow
     };
-    let mut obs = |point: &crate::optim::TrajectoryPoint| record(point.iteration, &point.x);
-    let result = adam_observed(objective, &raw0, &options.adam, &mut obs)?;
+    let result = adam_observed(objective, &raw0, &options.adam, &mut record)?;
     if let Some(e) = failure {
         return Err(e);
     }
     let training_seconds = clock.elapsed().as_secs_f64() - exact_seconds.get();
-    let mut start_step = TrainingStep {
+    let start_log = param.log_params(&raw0);
+    let start_step = TrainingStep {
         step: 0,
-        log_params: param.log_params(&raw0),
+        exact_loss: if wants_exact(0) {
+            Some(exact(&start_log)?)
+        } else {
+            None
+        },
+        log_params: start_log,
         estimated_loss: result.trajectory.first().map(|t| t.f),
-        exact_loss: None,
         work: 0,
     };
-    if options.exact_loss_every.is_some_and(|k| k > 0) {
-        start_step.exact_loss = Some(exact_loss(&start_step.log_params)?);
-    }
     steps.insert(0, start_step);
-    let final_log = param.log_params(&result.x);
-    let (kernel, noise_variance) = with_params(&final_log)?;
-    Ok(ObjectiveTrainResult {
-        kernel,
-        noise_variance,
+    Ok(CoreRun {
         steps,
+        final_log_params: param.log_params(&result.x),
         training_seconds,
     })
 }
