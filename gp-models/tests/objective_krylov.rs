@@ -330,3 +330,21 @@ fn ski_covariance_reproduces_the_ski_models_own_gradient_and_trains() {
     });
     assert!(chol.unwrap_err().to_string().contains("CG or RR-CG"));
 }
+
+#[test]
+fn the_squared_exponential_fast_contraction_equals_the_matrix_free_one() {
+    let (x, _, kernel) = problem(300, 10);
+    let opts = KrylovObjectiveOptions::default();
+    let cov = DenseKernelCovariance::new(&kernel, x.as_ref(), 0.03, &opts).unwrap();
+    let mut r = ChaCha8Rng::seed_from_u64(11);
+    let l = Mat::from_fn(300, 5, |_, _| r.random::<f64>() - 0.5);
+    let rm = Mat::from_fn(300, 5, |_, _| r.random::<f64>() - 0.5);
+    let w = [1.0, -0.25, -0.25, 0.5, 2.0];
+    let fast = cov.kernel_derivative_weighted(l.as_ref(), rm.as_ref(), &w).unwrap();
+    let q = cov.kernel_derivative_contractions(l.as_ref(), rm.as_ref()).unwrap();
+    assert_eq!(fast.len(), 3);
+    for k in 0..3 {
+        let slow: f64 = (0..5).map(|c| w[c] * q[(k, c)]).sum();
+        assert!((fast[k] - slow).abs() < 1e-10 * slow.abs().max(1.0), "{k}: {} vs {slow}", fast[k]);
+    }
+}

@@ -3,7 +3,8 @@
 
 use faer::{Mat, MatRef};
 use gp_kernels::dense::points_row_major;
-use gp_kernels::Kernel;
+use gp_kernels::{Kernel, SquaredExponential};
+use std::any::Any;
 use gp_linalg::{DenseOperator, LinearOperator, LowRankPlusDiagonal};
 use gp_solvers::{pivoted_cholesky_preconditioner, PivotedCholeskyOptions, Preconditioner};
 
@@ -11,6 +12,7 @@ use crate::error::{ModelError, Result};
 use crate::iterative::derivatives::derivative_quad_forms;
 use crate::objective::estimator::KrylovObjectiveOptions;
 use crate::objective::krylov::KrylovCovariance;
+use crate::objective::se_contraction::se_weighted_contraction;
 use crate::validate::{check_noise, check_training_inputs};
 
 /// `K̂ = K(X, X) + σ²I` stored densely (`8n²` bytes), with the rank-`k` pivoted-Cholesky
@@ -20,6 +22,9 @@ use crate::validate::{check_noise, check_training_inputs};
 /// recomputed with its gradient, any [`Kernel`]).
 pub struct DenseKernelCovariance<'a, K: ?Sized> {
     kernel: &'a K,
+    /// The points and length scales when the kernel is a [`SquaredExponential`]: its
+    /// derivative contractions then run as dense products on the stored matrix.
+    squared_exponential: Option<(Mat<f64>, Vec<f64>)>,
     xs: Vec<f64>,
     d: usize,
     noise_variance: f64,
@@ -27,7 +32,7 @@ pub struct DenseKernelCovariance<'a, K: ?Sized> {
     preconditioner: Option<LowRankPlusDiagonal>,
 }
 
-impl<'a, K: Kernel + ?Sized> DenseKernelCovariance<'a, K> {
+impl<'a, K: Kernel + Any> DenseKernelCovariance<'a, K> {
     /// Builds `K̂` for points `x` (`n × d`) and noise `σ² > 0`.
     ///
     /// Errors: empty or non-finite points, a kernel of another dimension, a noise that is not
@@ -55,8 +60,12 @@ impl<'a, K: Kernel + ?Sized> DenseKernelCovariance<'a, K> {
         for i in 0..n {
             k[(i, i)] += noise_variance;
         }
+        let squared_exponential = (kernel as &dyn Any)
+            .downcast_ref::<SquaredExponential>()
+            .map(|se| (x.to_owned(), se.params().lengthscales().to_vec()));
         Ok(Self {
             kernel,
+            squared_exponential,
             xs: points_row_major(kernel, x, "the training points X")?,
             d: x.ncols(),
             noise_variance,
@@ -65,13 +74,53 @@ impl<'a, K: Kernel + ?Sized> DenseKernelCovariance<'a, K> {
         })
     }
 
+}
+
+impl<K: ?Sized> DenseKernelCovariance<'_, K> {
     /// The order `n`.
     pub fn dim(&self) -> usize {
         self.operator.nrows()
     }
+
+    fn check_blocks(&self, left: MatRef<'_, f64>, right: MatRef<'_, f64>) -> Result<()> {
+        if left.nrows() != self.dim() || left.shape() != right.shape() {
+            return Err(ModelError::LengthMismatch {
+                context: "derivative contractions (two n × r blocks)",
+                expected: self.dim(),
+                found: left.nrows(),
+            });
+        }
+        Ok(())
+    }
 }
 
 impl<K: Kernel + ?Sized> KrylovCovariance for DenseKernelCovariance<'_, K> {
+    fn kernel_derivative_weighted(
+        &self,
+        left: MatRef<'_, f64>,
+        right: MatRef<'_, f64>,
+        weights: &[f64],
+    ) -> Result<Vec<f64>> {
+        self.check_blocks(left, right)?;
+        match &self.squared_exponential {
+            Some((x, lengthscales)) => Ok(se_weighted_contraction(
+                self.operator.matrix(),
+                self.noise_variance,
+                x.as_ref(),
+                lengthscales,
+                left,
+                right,
+                weights,
+            )),
+            None => {
+                let q = self.kernel_derivative_contractions(left, right)?;
+                Ok((0..q.nrows())
+                    .map(|k| weights.iter().enumerate().map(|(c, w)| w * q[(k, c)]).sum())
+                    .collect())
+            }
+        }
+    }
+
     fn operator(&self) -> &dyn LinearOperator {
         &self.operator
     }
@@ -91,13 +140,7 @@ impl<K: Kernel + ?Sized> KrylovCovariance for DenseKernelCovariance<'_, K> {
         left: MatRef<'_, f64>,
         right: MatRef<'_, f64>,
     ) -> Result<Mat<f64>> {
-        if left.nrows() != self.dim() || left.shape() != right.shape() {
-            return Err(ModelError::LengthMismatch {
-                context: "derivative contractions (two n × r blocks)",
-                expected: self.dim(),
-                found: left.nrows(),
-            });
-        }
+        self.check_blocks(left, right)?;
         Ok(derivative_quad_forms(
             self.kernel,
             &self.xs,

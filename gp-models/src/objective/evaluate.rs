@@ -32,7 +32,7 @@ use crate::objective::krylov::{krylov_estimate, KrylovDepth};
 /// assert!((exact.data_fit.unwrap() - cg.data_fit.unwrap()).abs() < 1e-6);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn estimate<K: Kernel + Clone>(
+pub fn estimate<K: Kernel + Clone + 'static>(
     kernel: &K,
     noise_variance: f64,
     x: MatRef<'_, f64>,

@@ -32,6 +32,22 @@ pub trait KrylovCovariance {
         left: MatRef<'_, f64>,
         right: MatRef<'_, f64>,
     ) -> Result<Mat<f64>>;
+
+    /// `Σ_c w_c L[:, c]ᵀ (∂K/∂θ_k) R[:, c]` for every kernel log hyperparameter `θ_k`: what
+    /// the gradient needs (`w = [1, −1/t, …]`). The default sums
+    /// [`kernel_derivative_contractions`](Self::kernel_derivative_contractions); a
+    /// covariance with a cheaper route overrides it.
+    fn kernel_derivative_weighted(
+        &self,
+        left: MatRef<'_, f64>,
+        right: MatRef<'_, f64>,
+        weights: &[f64],
+    ) -> Result<Vec<f64>> {
+        let q = self.kernel_derivative_contractions(left, right)?;
+        Ok((0..q.nrows())
+            .map(|k| weights.iter().enumerate().map(|(c, w)| w * q[(k, c)]).sum())
+            .collect())
+    }
 }
 
 /// How the depth of the Krylov estimator is chosen.
@@ -143,12 +159,13 @@ pub fn krylov_estimate<C: KrylovCovariance + ?Sized>(
         .as_mut()
         .subcols_mut(1, t)
         .copy_from(probes.preconditioned());
-    let q = covariance.kernel_derivative_contractions(left.as_ref(), right.as_ref())?;
-    let mut gradient = Vec::with_capacity(q.nrows() + 1);
-    for k in 0..q.nrows() {
-        let trace = (1..=t).map(|c| q[(k, c)]).sum::<f64>() / t as f64;
-        gradient.push(0.5 * (q[(k, 0)] - trace));
-    }
+    let mut weights = vec![-1.0 / t as f64; 1 + t];
+    weights[0] = 1.0;
+    let mut gradient: Vec<f64> = covariance
+        .kernel_derivative_weighted(left.as_ref(), right.as_ref(), &weights)?
+        .into_iter()
+        .map(|v| 0.5 * v)
+        .collect();
     // ∂K̂/∂log σ² = σ² I.
     let sigma2 = covariance.noise_variance();
     let quad = left.col(0).transpose() * right.col(0);

@@ -22,6 +22,7 @@ mod estimator;
 mod evaluate;
 mod krylov;
 pub mod rff;
+mod se_contraction;
 mod ski;
 mod softplus;
 mod train;

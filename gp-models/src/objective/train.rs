@@ -90,7 +90,7 @@ pub struct ObjectiveTrainResult<K> {
 ///
 /// Errors: those of the estimator at the start, a starting hyperparameter not above its
 /// floor, and Adam's (a step that keeps failing).
-pub fn train_objective<K: Kernel + Clone>(
+pub fn train_objective<K: Kernel + Clone + 'static>(
     kernel: &K,
     noise_variance: f64,
     x: MatRef<'_, f64>,
