@@ -32,6 +32,7 @@ mod ncgp_laplace_gp;
 mod ncgp_metrics;
 mod normalize_y;
 mod objective_krylov;
+mod objective_rff;
 mod optimizers;
 mod recovery;
 mod sampling;
