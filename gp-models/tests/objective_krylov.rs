@@ -340,11 +340,70 @@ fn the_squared_exponential_fast_contraction_equals_the_matrix_free_one() {
     let l = Mat::from_fn(300, 5, |_, _| r.random::<f64>() - 0.5);
     let rm = Mat::from_fn(300, 5, |_, _| r.random::<f64>() - 0.5);
     let w = [1.0, -0.25, -0.25, 0.5, 2.0];
-    let fast = cov.kernel_derivative_weighted(l.as_ref(), rm.as_ref(), &w).unwrap();
-    let q = cov.kernel_derivative_contractions(l.as_ref(), rm.as_ref()).unwrap();
+    let fast = cov
+        .kernel_derivative_weighted(l.as_ref(), rm.as_ref(), &w)
+        .unwrap();
+    let q = cov
+        .kernel_derivative_contractions(l.as_ref(), rm.as_ref())
+        .unwrap();
     assert_eq!(fast.len(), 3);
     for k in 0..3 {
         let slow: f64 = (0..5).map(|c| w[c] * q[(k, c)]).sum();
-        assert!((fast[k] - slow).abs() < 1e-10 * slow.abs().max(1.0), "{k}: {} vs {slow}", fast[k]);
+        assert!(
+            (fast[k] - slow).abs() < 1e-10 * slow.abs().max(1.0),
+            "{k}: {} vs {slow}",
+            fast[k]
+        );
     }
+}
+
+#[test]
+fn rff_estimators_through_the_common_interface() {
+    use gp_models::objective::rff::SsRffOptions;
+    let (x, y, kernel) = problem(60, 12);
+    let opts = KrylovObjectiveOptions::default();
+    let mut r = ChaCha8Rng::seed_from_u64(13);
+    let rff = estimate(
+        &kernel,
+        0.1,
+        x.as_ref(),
+        y.as_ref(),
+        &Estimator::Rff { num_freqs: 20 },
+        &opts,
+        &mut r,
+    )
+    .unwrap();
+    assert_eq!(rff.gradient.len(), 4);
+    assert_eq!(rff.work, 20);
+    let ss = Estimator::SsRff(SsRffOptions {
+        base_freqs: 5,
+        step: 5,
+        terms: 4,
+        exponent: 1.0,
+        top_exact: true,
+    });
+    let e = estimate(&kernel, 0.1, x.as_ref(), y.as_ref(), &ss, &opts, &mut r).unwrap();
+    assert!(e.lml.unwrap().is_finite() && e.gradient.len() == 4);
+    assert!(ss.label().starts_with("SS-RFF(E[D]="), "{}", ss.label());
+    // A kernel without a spectral sampler is refused with a message.
+    let product = gp_kernels::ProductKernel::uniform(
+        gp_kernels::FactorKind::SquaredExponential,
+        vec![0.5, 0.5],
+        1.0,
+    )
+    .unwrap();
+    let err = estimate(
+        &product,
+        0.1,
+        x.as_ref(),
+        y.as_ref(),
+        &Estimator::Rff { num_freqs: 5 },
+        &opts,
+        &mut r,
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("squared-exponential or Matérn"),
+        "{err}"
+    );
 }

@@ -4,9 +4,9 @@
 use faer::{Mat, MatRef};
 use gp_kernels::dense::points_row_major;
 use gp_kernels::{Kernel, SquaredExponential};
-use std::any::Any;
 use gp_linalg::{DenseOperator, LinearOperator, LowRankPlusDiagonal};
 use gp_solvers::{pivoted_cholesky_preconditioner, PivotedCholeskyOptions, Preconditioner};
+use std::any::Any;
 
 use crate::error::{ModelError, Result};
 use crate::iterative::derivatives::derivative_quad_forms;
@@ -73,7 +73,6 @@ impl<'a, K: Kernel + Any> DenseKernelCovariance<'a, K> {
             preconditioner,
         })
     }
-
 }
 
 impl<K: ?Sized> DenseKernelCovariance<'_, K> {

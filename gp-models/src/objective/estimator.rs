@@ -28,6 +28,14 @@ pub enum Estimator {
         /// Independent draws per evaluation (at least 2; the paper uses 2).
         draws: usize,
     },
+    /// Random Fourier features with `num_freqs` frequencies (biased: Theorem 2), redrawn
+    /// at every evaluation. Squared-exponential and Matérn kernels.
+    Rff {
+        /// Frequencies `D` (`2D` feature columns).
+        num_freqs: usize,
+    },
+    /// Single-sample RFF (spec §3): unbiased for its top term.
+    SsRff(crate::objective::rff::SsRffOptions),
 }
 
 impl Estimator {
@@ -46,6 +54,11 @@ impl Estimator {
             Self::Cholesky => "Cholesky".into(),
             Self::Cg { iterations } => format!("CG({iterations})"),
             Self::RrCg { law, .. } => format!("RR-CG(E[J]={:.1})", law.mean()),
+            Self::Rff { num_freqs } => format!("RFF({num_freqs})"),
+            Self::SsRff(o) => match crate::objective::rff::SsRff::new(*o) {
+                Ok(ss) => format!("SS-RFF(E[D]={:.0})", ss.expected_num_freqs()),
+                Err(_) => "SS-RFF(invalid options)".into(),
+            },
         }
     }
 }

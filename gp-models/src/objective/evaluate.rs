@@ -4,16 +4,22 @@ use faer::{ColRef, MatRef};
 use gp_kernels::Kernel;
 use rand::RngCore;
 
-use crate::error::Result;
+use std::any::Any;
+
+use gp_kernels::{Matern, SquaredExponential};
+
+use crate::error::{ModelError, Result};
 use crate::objective::cholesky::cholesky_estimate;
 use crate::objective::dense::DenseKernelCovariance;
 use crate::objective::estimator::{Estimator, KrylovObjectiveOptions, ObjectiveEstimate};
 use crate::objective::krylov::{krylov_estimate, KrylovDepth};
+use crate::objective::rff::{Compute, RffKernel, RffObjective, SpectralDraws, SsRff};
 
 /// Evaluates `estimator` for the kernel, noise and data given (zero prior mean): the
 /// estimate of `log p(y | X, θ)`, its terms and its gradient with respect to the kernel's
 /// log hyperparameters followed by `log σ²`. Random draws (probes, depths) come from
-/// `rng`. CG and RR-CG store `K̂` densely ([`DenseKernelCovariance`]).
+/// `rng`. CG and RR-CG store `K̂` densely ([`DenseKernelCovariance`]); RFF and SS-RFF
+/// need a squared-exponential or Matérn kernel.
 ///
 /// ```
 /// use faer::{Col, Mat};
@@ -56,5 +62,61 @@ pub fn estimate<K: Kernel + Clone + 'static>(
             };
             krylov_estimate(&cov, y.as_mat(), depth, options, None, rng)
         }
+        Estimator::Rff { .. } | Estimator::SsRff(_) => {
+            let any = kernel as &dyn Any;
+            if let Some(se) = any.downcast_ref::<SquaredExponential>() {
+                rff_estimate(se, noise_variance, x, y, estimator, rng)
+            } else if let Some(matern) = any.downcast_ref::<Matern>() {
+                rff_estimate(matern, noise_variance, x, y, estimator, rng)
+            } else {
+                Err(ModelError::UnsupportedKernel {
+                    model: "random Fourier features",
+                    reason: format!(
+                        "{} needs a squared-exponential or Matérn kernel (a spectral density \
+                         to sample)",
+                        estimator.label()
+                    ),
+                })
+            }
+        }
     }
+}
+
+/// The RFF and SS-RFF estimates with fresh frequencies from `rng`.
+fn rff_estimate<K: RffKernel>(
+    kernel: &K,
+    noise_variance: f64,
+    x: MatRef<'_, f64>,
+    y: ColRef<'_, f64>,
+    estimator: &Estimator,
+    rng: &mut dyn RngCore,
+) -> Result<ObjectiveEstimate> {
+    let objective = RffObjective::new(kernel.clone(), x, y, noise_variance)?;
+    let (terms, work) = match estimator {
+        Estimator::Rff { num_freqs } => {
+            let draws = SpectralDraws::sample(kernel, *num_freqs, rng)?;
+            let terms = objective.rff(&draws, *num_freqs, Compute::ValueAndGradient)?;
+            (terms, *num_freqs)
+        }
+        Estimator::SsRff(options) => {
+            let e = SsRff::new(*options)?.estimate(&objective, rng, Compute::ValueAndGradient)?;
+            (e.terms, e.num_freqs)
+        }
+        other => {
+            return Err(ModelError::InvalidOption {
+                name: "estimator",
+                reason: format!(
+                    "{} is not a random-Fourier-feature estimator",
+                    other.label()
+                ),
+            })
+        }
+    };
+    Ok(ObjectiveEstimate {
+        lml: Some(terms.lml),
+        data_fit: Some(terms.data_fit),
+        log_det: Some(terms.log_det),
+        gradient: terms.grad.unwrap_or_default(),
+        work,
+    })
 }

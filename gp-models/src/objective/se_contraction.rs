@@ -20,6 +20,15 @@ use rayon::prelude::*;
 /// Columns of `M` per block.
 const BLOCK: usize = 256;
 
+/// One block's share: row sums of `W` over the block's columns, `Σ_q x_qk² colsum_q` per
+/// dimension, `W_blk X_blk` and `Σ W_blk`.
+struct BlockPart {
+    rowsum: Vec<f64>,
+    col_term: Vec<f64>,
+    wx: Mat<f64>,
+    total: f64,
+}
+
 /// `[Σ_c w_c L_cᵀ ∂K/∂log ℓ_k R_c (k < d), Σ_c w_c L_cᵀ ∂K/∂log s R_c]` for the stored
 /// `K̂ = K_f + σ²I` (`k_hat`, `n × n`), points `x` (`n × d`) and length scales.
 pub(crate) fn se_weighted_contraction(
@@ -36,9 +45,7 @@ pub(crate) fn se_weighted_contraction(
     let lw = Mat::from_fn(n, r, |i, c| left[(i, c)] * weights[c]);
     let x_sq = Mat::from_fn(n, d, |i, k| x[(i, k)] * x[(i, k)]);
     let blocks: Vec<usize> = (0..n.div_ceil(BLOCK)).collect();
-    // Per block: (row sums of W restricted to the block's columns, Σ_q x_q² colsum_q,
-    // W_blk X_blk, Σ W).
-    let parts: Vec<(Vec<f64>, Vec<f64>, Mat<f64>, f64)> = blocks
+    let parts: Vec<BlockPart> = blocks
         .par_iter()
         .map(|&b| {
             let q0 = b * BLOCK;
@@ -55,7 +62,7 @@ pub(crate) fn se_weighted_contraction(
             let mut colsum = vec![0.0; bw];
             let mut rowsum = vec![0.0; n];
             let mut total = 0.0;
-            for j in 0..bw {
+            for (j, cs) in colsum.iter_mut().enumerate() {
                 let kcol = k_hat.col(q0 + j);
                 let wcol = w.col_mut(j);
                 let mut s = 0.0;
@@ -69,7 +76,7 @@ pub(crate) fn se_weighted_contraction(
                     s += *wv;
                     rowsum[i] += *wv;
                 }
-                colsum[j] = s;
+                *cs = s;
                 total += s;
             }
             // Σ_q x_qk² colsum_q over the block.
@@ -85,22 +92,27 @@ pub(crate) fn se_weighted_contraction(
                 1.0,
                 Par::Seq,
             );
-            (rowsum, col_term, wx, total)
+            BlockPart {
+                rowsum,
+                col_term,
+                wx,
+                total,
+            }
         })
         .collect();
     let mut rowsum = vec![0.0; n];
     let mut col_term = vec![0.0; d];
     let mut wx = Mat::<f64>::zeros(n, d);
     let mut total = 0.0;
-    for (rs, ct, part, t) in &parts {
-        for (a, b) in rowsum.iter_mut().zip(rs) {
+    for part in &parts {
+        for (a, b) in rowsum.iter_mut().zip(&part.rowsum) {
             *a += b;
         }
-        for (a, b) in col_term.iter_mut().zip(ct) {
+        for (a, b) in col_term.iter_mut().zip(&part.col_term) {
             *a += b;
         }
-        wx += part;
-        total += t;
+        wx += &part.wx;
+        total += part.total;
     }
     let mut out: Vec<f64> = (0..d)
         .map(|k| {
