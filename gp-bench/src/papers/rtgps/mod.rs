@@ -3,6 +3,9 @@
 //! No experiments are registered yet: they need RR-CG and SS-RFF training and their CG/RFF baselines (UCI Table S1/S2, bias figures), which comes with the RR-CG/SS-RFF issue.
 //! The report says so plainly; it does not pretend.
 
+pub mod data;
+pub mod toy;
+
 use super::Paper;
 
 /// The paper, with no experiments yet.
