@@ -45,7 +45,24 @@ Run (from the repository root; nothing in CI or the README needs this):
 Options: --n (training rows, default 9600), --data {pol,random}, --data-dir (default
 $GP_DATA_DIR), --threads (torch.set_num_threads; default torch's choice), --seed.
 The output names the torch and gpytorch versions, the thread count, the command line, every
-step's time and the median over the timed steps.
+step's wall time and process CPU time (user + system, all threads), and the medians over the
+timed steps. On a machine shared with other work the wall time grows with the load; the CPU
+time divided by the thread count roughly estimates the wall time the step would take alone
+(only roughly: contention for memory bandwidth inflates the CPU time too, and so do OpenMP
+threads spinning while they wait).
+
+Measured on the project's 2-core machine (torch 2.15.0+cu132 from PyPI on the CPU, gpytorch
+1.15.2, linear_operator 0.6.1, Python 3.11.7, 2 torch threads, pol 9600 x 26; every solve ran
+100 CG iterations and the preconditioner was built), shared with other builds at load average
+3-5, three runs of `--dtype float64 float32 --steps 5 --warmup 1`:
+
+    float64: medians 34.9, 74.0, 30.4 s wall per step; the least-loaded steps 23.9-27.0 s wall
+             (46-50 s CPU, i.e. ~25 s per thread)
+    float32: medians 40.0, 43.7, 37.8 s wall per step; fastest 25.4 s; ~20.5 s CPU per thread
+
+So a step takes roughly 24-27 s in float64 and 20-25 s in float32 on this machine alone; the
+profile is dominated by aten::mm (the 100 products of the dense 9600 x 9600 kernel matrix with
+the 11 right-hand sides), then the elementwise kernel and its backward.
 """
 
 import argparse
@@ -157,7 +174,7 @@ def settings():
 
 
 def one_step(model, likelihood, mll, optimizer, x, y):
-    """One timed training step; returns (seconds, CG iteration counts, preconditioner used)."""
+    """One timed training step: (wall s, CPU s, CG iteration counts, preconditioner used, loss)."""
     PRECOND_LOG.clear()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -165,12 +182,12 @@ def one_step(model, likelihood, mll, optimizer, x, y):
         for c in ctxs:
             c.__enter__()
         try:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             optimizer.zero_grad()
             loss = -mll(model(x), y)
             loss.backward()
             optimizer.step()
-            dt = time.perf_counter() - t0
+            dt, cpu = time.perf_counter() - t0, time.process_time() - c0
         finally:
             for c in reversed(ctxs):
                 c.__exit__(None, None, None)
@@ -179,7 +196,7 @@ def one_step(model, likelihood, mll, optimizer, x, y):
         m = re.search(r"CG terminated in (\d+) iterations", str(w.message))
         if m:
             iters.append(int(m.group(1)))
-    return dt, iters, any(PRECOND_LOG), float(loss.detach())
+    return dt, cpu, iters, any(PRECOND_LOG), float(loss.detach())
 
 
 def time_dtype(dtype_name, x64, y64, args):
@@ -191,21 +208,24 @@ def time_dtype(dtype_name, x64, y64, args):
     likelihood.train()
     mll = gpytorch.mlls.ExactMarginalLogLikelihood(likelihood, model)
     optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
-    times = []
+    times, cpus = [], []
     for step in range(args.warmup + args.steps):
-        dt, iters, precond, loss = one_step(model, likelihood, mll, optimizer, x, y)
+        dt, cpu, iters, precond, loss = one_step(model, likelihood, mll, optimizer, x, y)
         kind = "warm-up" if step < args.warmup else "timed"
         cg = ", ".join(str(i) for i in iters) if iters else "none reported (stopped at tolerance?)"
         print(
-            f"  {dtype_name} step {step} ({kind}): {dt:.3f} s, loss/n {loss:.5f}, "
+            f"  {dtype_name} step {step} ({kind}): {dt:.3f} s wall, {cpu:.3f} s CPU, loss/n {loss:.5f}, "
             f"CG iterations per solve: {cg}, preconditioner used: {precond}",
             flush=True,
         )
         if step >= args.warmup:
             times.append(dt)
+            cpus.append(cpu)
     med = statistics.median(times)
-    print(f"{dtype_name}: median {med:.3f} s per step over {len(times)} steps "
-          f"(min {min(times):.3f}, max {max(times):.3f})", flush=True)
+    med_cpu = statistics.median(cpus)
+    print(f"{dtype_name}: median {med:.3f} s wall per step over {len(times)} steps "
+          f"(min {min(times):.3f}, max {max(times):.3f}); median CPU {med_cpu:.3f} s "
+          f"= {med_cpu / torch.get_num_threads():.3f} s per thread", flush=True)
     return med
 
 
