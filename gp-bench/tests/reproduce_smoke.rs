@@ -57,7 +57,12 @@ fn reproduce_all_smoke_writes_every_report() {
         }
         // Every paper has experiments now.
         assert!(!report.contains("No experiments implemented yet"), "{key}");
-        assert!(json["experiments"].as_array().is_some_and(|e| !e.is_empty()), "{key}");
+        assert!(
+            json["experiments"]
+                .as_array()
+                .is_some_and(|e| !e.is_empty()),
+            "{key}"
+        );
     }
     assert!(svgs >= 1, "no SVG plot written");
     // Each paper's folder was staged beside it and renamed into place: no staging folder left.
@@ -73,8 +78,16 @@ fn reproduce_all_smoke_writes_every_report() {
     // The RTGPS report ran the bias figure and the training comparison.
     let rtgps = std::fs::read_to_string(out.path().join("rtgps/report.md")).expect("report");
     assert!(!rtgps.contains("FAILED"), "{rtgps}");
-    for needle in ["Figure 1", "RR-CG(J_min = 10)", "SS-RFF (exact top)", "training-exact-loss.svg"] {
-        assert!(rtgps.contains(needle), "rtgps report lacks {needle}:\n{rtgps}");
+    for needle in [
+        "Figure 1",
+        "RR-CG(J_min = 10)",
+        "SS-RFF (exact top)",
+        "training-exact-loss.svg",
+    ] {
+        assert!(
+            rtgps.contains(needle),
+            "rtgps report lacks {needle}:\n{rtgps}"
+        );
     }
 
     // The KMCG report ran every experiment: the dense sets, the grid and SOUND, with plots.

@@ -407,3 +407,27 @@ fn rff_estimators_through_the_common_interface() {
         "{err}"
     );
 }
+
+#[test]
+fn symmetric_stored_products_equal_the_dense_product() {
+    use gp_linalg::LinearOperator;
+    use gp_models::objective::SymmetricStored;
+    let mut r = ChaCha8Rng::seed_from_u64(14);
+    for n in [1usize, 5, 257, 1030] {
+        let g = Mat::from_fn(n, n, |_, _| r.random::<f64>() - 0.5);
+        let a = &g + g.transpose();
+        let op = SymmetricStored::new(a.clone());
+        for m in [1usize, 11, 13, 25] {
+            let x = Mat::from_fn(n, m, |_, _| r.random::<f64>() - 0.5);
+            let mut out = Mat::<f64>::zeros(n, m);
+            op.matmat(x.as_ref(), out.as_mut());
+            let reference = &a * &x;
+            let err = (&out - &reference).norm_max();
+            assert!(err < 1e-12 * (n as f64).max(1.0), "n {n}, m {m}: {err}");
+        }
+        let v = Col::from_fn(n, |i| i as f64);
+        let mut out = Col::<f64>::zeros(n);
+        op.matvec(v.as_ref(), out.as_mut());
+        assert!((&out - &a * &v).norm_max() < 1e-9 * (n as f64).max(1.0));
+    }
+}

@@ -4,7 +4,7 @@
 use faer::{Mat, MatRef};
 use gp_kernels::dense::points_row_major;
 use gp_kernels::{Kernel, SquaredExponential};
-use gp_linalg::{DenseOperator, LinearOperator, LowRankPlusDiagonal};
+use gp_linalg::{LinearOperator, LowRankPlusDiagonal};
 use gp_solvers::{pivoted_cholesky_preconditioner, PivotedCholeskyOptions, Preconditioner};
 use std::any::Any;
 
@@ -13,6 +13,7 @@ use crate::iterative::derivatives::derivative_quad_forms;
 use crate::objective::estimator::KrylovObjectiveOptions;
 use crate::objective::krylov::KrylovCovariance;
 use crate::objective::se_contraction::se_weighted_contraction;
+use crate::objective::stored_kernel::SymmetricStored;
 use crate::validate::{check_noise, check_training_inputs};
 
 /// `K̂ = K(X, X) + σ²I` stored densely (`8n²` bytes), with the rank-`k` pivoted-Cholesky
@@ -28,7 +29,7 @@ pub struct DenseKernelCovariance<'a, K: ?Sized> {
     xs: Vec<f64>,
     d: usize,
     noise_variance: f64,
-    operator: DenseOperator,
+    operator: SymmetricStored,
     preconditioner: Option<LowRankPlusDiagonal>,
 }
 
@@ -69,7 +70,7 @@ impl<'a, K: Kernel + Any> DenseKernelCovariance<'a, K> {
             xs: points_row_major(kernel, x, "the training points X")?,
             d: x.ncols(),
             noise_variance,
-            operator: DenseOperator::new(k),
+            operator: SymmetricStored::new(k),
             preconditioner,
         })
     }

@@ -25,6 +25,7 @@ pub mod rff;
 mod se_contraction;
 mod ski;
 mod softplus;
+mod stored_kernel;
 mod train;
 
 pub use cholesky::cholesky_estimate;
@@ -33,6 +34,7 @@ pub use estimator::{Estimator, KrylovObjectiveOptions, ObjectiveEstimate};
 pub use evaluate::estimate;
 pub use krylov::{krylov_estimate, KrylovCovariance, KrylovDepth};
 pub use ski::SkiCovariance;
+pub use stored_kernel::SymmetricStored;
 pub use softplus::{inverse_softplus, softplus, SoftplusParameterization};
 pub use train::{
     train_objective, train_objective_ski, ObjectiveTrainOptions, ObjectiveTrainResult, TrainingStep,
