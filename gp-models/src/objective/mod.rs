@@ -34,8 +34,8 @@ pub use estimator::{Estimator, KrylovObjectiveOptions, ObjectiveEstimate};
 pub use evaluate::estimate;
 pub use krylov::{krylov_estimate, KrylovCovariance, KrylovDepth};
 pub use ski::SkiCovariance;
-pub use stored_kernel::SymmetricStored;
 pub use softplus::{inverse_softplus, softplus, SoftplusParameterization};
+pub use stored_kernel::SymmetricStored;
 pub use train::{
     train_objective, train_objective_ski, ObjectiveTrainOptions, ObjectiveTrainResult, TrainingStep,
 };

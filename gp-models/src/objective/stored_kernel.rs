@@ -80,7 +80,9 @@ fn symmetric_thin_product(a: MatRef<'_, f64>, x: MatRef<'_, f64>, mut out: MatMu
                 let len = TASK.min(n - i0);
                 let mut res = vec![[0.0; WIDTH]; len];
                 let col = |i: usize| -> &[f64] {
-                    a.col(i).try_as_col_major().map_or(&[][..], |c| c.as_slice())
+                    a.col(i)
+                        .try_as_col_major()
+                        .map_or(&[][..], |c| c.as_slice())
                 };
                 for j0 in (0..n).step_by(CHUNK) {
                     let jl = CHUNK.min(n - j0);

@@ -26,7 +26,9 @@ use crate::ski::Ski;
 pub struct ObjectiveTrainOptions {
     /// Adam's settings (default: the paper's, lr 0.01, 1500 steps, ×0.1 at 50/70/90%).
     pub adam: AdamOptions,
-    /// Settings of the CG and RR-CG estimators.
+    /// Settings of the CG and RR-CG estimators. The default computes gradients only
+    /// (`with_value: false`): Adam needs no value, and RR-SLQ costs `O(J³)` per probe; the
+    /// recorded `estimated_loss` is then `None` for CG and RR-CG.
     pub krylov: KrylovObjectiveOptions,
     /// Floors of the softplus parameterisation (default `None`: GPyTorch's, 0 for the
     /// kernel's hyperparameters and `1e-4` for the noise).
@@ -47,7 +49,10 @@ impl Default for ObjectiveTrainOptions {
                 learning_rate_decay: Some(MultiStepDecay::paper_gp()),
                 ..AdamOptions::default()
             },
-            krylov: KrylovObjectiveOptions::default(),
+            krylov: KrylovObjectiveOptions {
+                with_value: false,
+                ..KrylovObjectiveOptions::default()
+            },
             floors: None,
             seed: 0,
             exact_loss_every: None,
