@@ -84,6 +84,10 @@
 //!   Cartesian grid of `m = Π m̄_i` inducing points (`m` may be `10^300`); GP-GRIEF-II
 //!   ([`grief::Grief`], a [`GpModel`] trained over its hyperparameters) and GP-GRIEF-I
 //!   (the eigenfunction weights sampled by MALA).
+//! * [`objective`]: estimators of the log marginal likelihood and its gradient for training
+//!   (Potapczynski et al. 2021): Cholesky, truncated CG, Russian-roulette CG (unbiased), on a
+//!   stored kernel or the SKI operator; random Fourier features and single-sample RFF; Adam
+//!   on GPyTorch's softplus parameters with every step's exact loss on request.
 //! * [`optim`]: L-BFGS with a strong-Wolfe line search and Adam, for any objective
 //!   `FnMut(&[f64]) -> Result<(f64, Vec<f64>)>`; [`data`]: standardisation with its inverse
 //!   and seeded splits.

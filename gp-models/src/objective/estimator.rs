@@ -40,7 +40,7 @@ pub enum Estimator {
 
 impl Estimator {
     /// RR-CG with the paper's exponential-decay law `P(J) ∝ e^{−λJ}` on `{j_min, …, n}`
-    /// and two draws (λ = 0.05, `j_min` = 80 gives E[J] ≈ 99.5).
+    /// and two draws (λ = 0.05, `j_min` = 80 gives `E[J] ≈ 99.5`).
     pub fn rr_cg_exp_decay(lambda: f64, j_min: usize, n: usize) -> Result<Self> {
         Ok(Self::RrCg {
             law: Arc::new(ExpDecay::new(lambda, j_min, n)?),
@@ -48,7 +48,7 @@ impl Estimator {
         })
     }
 
-    /// A short name for tables ("Cholesky", "CG(100)", "RR-CG(E[J]=99.5)", "RFF(700)", ...).
+    /// A short name for tables (`Cholesky`, `CG(100)`, `RR-CG(E[J]=99.5)`, `RFF(700)`, ...).
     pub fn label(&self) -> String {
         match self {
             Self::Cholesky => "Cholesky".into(),

@@ -11,7 +11,7 @@
 //! * [`Estimator::Cholesky`] is exact.
 //! * [`Estimator::Cg`] is truncated preconditioned CG with `J` iterations (biased: the data
 //!   fit is under-, the log-determinant over-estimated; Theorem 1).
-//! * [`Estimator::RrCg`] is Russian-roulette CG ([`gp_solvers::rr_cg`]), unbiased.
+//! * [`Estimator::RrCg`] is Russian-roulette CG ([`gp_solvers::rr_cg`](mod@gp_solvers::rr_cg)), unbiased.
 //! * [`krylov_estimate`] runs CG or RR-CG on any [`KrylovCovariance`] (dense, SKI).
 //! * [`train_objective`] ([`train_objective_ski`] on a SKI model) runs Adam with a multi-step schedule on GPyTorch's softplus parameters
 //!   ([`SoftplusParameterization`]), every step recorded, the exact loss on request.

@@ -15,7 +15,7 @@ use crate::error::{invalid, Result};
 ///
 /// evaluated with `expm1`, so the survival is accurate down to the last term and the
 /// weights `1/P(J ≥ j)` stay exact where they are huge. The paper's setting is λ = 0.05,
-/// `j_min` = 80 and `j_max` = the number of training points (E[J] ≈ 99.5, sd ≈ 20).
+/// `j_min` = 80 and `j_max` = the number of training points (`E[J] ≈ 99.5`, sd ≈ 20).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpDecay {
     lambda: f64,

@@ -8,7 +8,7 @@
 //! the `Δ_j`.
 //!
 //! * [`ExpDecay`]: `P(J) ∝ e^{−λJ}` on `{j_min, …, j_max}` with the closed forms of spec
-//!   §2.2 (the law the paper trains with: λ = 0.05, `j_min` = 80, E[J] ≈ 99.5);
+//!   §2.2 (the law the paper trains with: λ = 0.05, `j_min` = 80, `E[J] ≈ 99.5`);
 //!   [`ExpDecay::geometric`] is the same law given by its ratio `q = e^{−λ}`.
 //! * [`Categorical`]: any table of probabilities on a contiguous support;
 //!   [`Categorical::one_over_j`] is the `P(k) ∝ k^{−a}` law of SS-RFF (spec §3.2).

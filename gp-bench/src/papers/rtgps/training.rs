@@ -51,7 +51,7 @@ fn plan(size: RunSize) -> Plan {
     }
 }
 
-/// CG's iterations and RR-CG's law (λ = 0.05, J_min = 1: E[J] = 20.5), spec H10.
+/// CG's iterations and RR-CG's law (λ = 0.05, J_min = 1: `E[J] = 20.5`), spec H10.
 const CG_ITERATIONS: usize = 20;
 const RR_LAMBDA: f64 = 0.05;
 const RR_J_MIN: usize = 1;

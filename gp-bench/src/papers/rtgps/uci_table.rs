@@ -1,5 +1,5 @@
 //! Tables S1/S2 (one row per data set): training by Cholesky, CG(100) and RR-CG (λ = 0.05,
-//! J_min = 80, E[J] ≈ 99.5) with the paper's protocol (ARD RBF, Adam with ×0.1 at
+//! J_min = 80, `E[J] ≈ 99.5`) with the paper's protocol (ARD RBF, Adam with ×0.1 at
 //! 50/70/90%), then test RMSE and NLL and the training time; H12 (RR-CG ≈ Cholesky) and
 //! H13 (RR-CG costs ≤ 1.3× CG per step) as checks.
 
