@@ -11,7 +11,7 @@ use std::any::Any;
 use crate::error::{ModelError, Result};
 use crate::iterative::derivatives::derivative_quad_forms;
 use crate::objective::estimator::KrylovObjectiveOptions;
-use crate::objective::krylov::KrylovCovariance;
+use crate::objective::krylov::{weighted_rows, KrylovCovariance};
 use crate::objective::se_contraction::se_weighted_contraction;
 use crate::objective::stored_kernel::SymmetricStored;
 use crate::validate::{check_noise, check_training_inputs};
@@ -112,12 +112,10 @@ impl<K: Kernel + ?Sized> KrylovCovariance for DenseKernelCovariance<'_, K> {
                 right,
                 weights,
             )),
-            None => {
-                let q = self.kernel_derivative_contractions(left, right)?;
-                Ok((0..q.nrows())
-                    .map(|k| weights.iter().enumerate().map(|(c, w)| w * q[(k, c)]).sum())
-                    .collect())
-            }
+            None => Ok(weighted_rows(
+                self.kernel_derivative_contractions(left, right)?.as_ref(),
+                weights,
+            )),
         }
     }
 

@@ -43,11 +43,18 @@ pub trait KrylovCovariance {
         right: MatRef<'_, f64>,
         weights: &[f64],
     ) -> Result<Vec<f64>> {
-        let q = self.kernel_derivative_contractions(left, right)?;
-        Ok((0..q.nrows())
-            .map(|k| weights.iter().enumerate().map(|(c, w)| w * q[(k, c)]).sum())
-            .collect())
+        Ok(weighted_rows(
+            self.kernel_derivative_contractions(left, right)?.as_ref(),
+            weights,
+        ))
     }
+}
+
+/// `Σ_c w_c Q[k, c]` for every row `k` of `Q`.
+pub(crate) fn weighted_rows(q: MatRef<'_, f64>, weights: &[f64]) -> Vec<f64> {
+    (0..q.nrows())
+        .map(|k| weights.iter().enumerate().map(|(c, w)| w * q[(k, c)]).sum())
+        .collect()
 }
 
 /// How the depth of the Krylov estimator is chosen.
