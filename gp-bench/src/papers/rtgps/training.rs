@@ -211,7 +211,18 @@ impl Experiment for TrainingComparison {
             .zip(&chol_params)
             .map(|(a, b)| (a - b).abs())
             .fold(0.0, f64::max);
+        // H13 at E[J] ≈ J = 20: RR-CG's step costs its E[max(J₁, J₂)] iterations (at most;
+        // columns that converge stop) against CG's J.
+        let per_step = |run: &Run| run.result.training_seconds / p.steps as f64;
+        let cost_ratio = per_step(rr) / per_step(cg);
         let checks = vec![
+            Check::new(
+                format!(
+                    "H13: RR-CG (E[J] = 20.5) / CG(20) time per step in [1.0, 1.3]: {cost_ratio:.2} ({:.1} vs {:.1} iterations per step)",
+                    rr.mean_work, cg.mean_work
+                ),
+                (1.0..=1.3).contains(&cost_ratio),
+            ),
             Check::new(
                 format!("H10: RR-CG's final exact loss within 0.01 of Cholesky's (gap {rr_gap:+.5})"),
                 rr_gap.abs() < 0.01,
