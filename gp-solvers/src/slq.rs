@@ -28,6 +28,18 @@ pub enum SlqScaling {
     Dimension,
 }
 
+impl SlqScaling {
+    /// The factor in front of `e₁ᵀ log(T) e₁` for a probe column of a CG run on a system of
+    /// order `n` (0 for a zero probe).
+    pub fn factor(self, column: &CgColumn, n: usize) -> f64 {
+        match self {
+            Self::ProbeNorm => column.rhs_precond_norm_sq,
+            Self::Dimension if column.rhs_norm == 0.0 => 0.0,
+            Self::Dimension => n as f64,
+        }
+    }
+}
+
 /// `log det P + (1/t) Σ_i c_i e₁ᵀ log(T_i) e₁` for tridiagonals `T_i` and weights `c_i`
 /// (`‖w_i‖²` or `n`).
 ///
@@ -79,13 +91,6 @@ pub fn slq_log_det_from_cg(
         .iter()
         .map(CgColumn::tridiagonal)
         .collect::<Result<Vec<_>>>()?;
-    let weights: Vec<f64> = columns
-        .iter()
-        .map(|c| match scaling {
-            SlqScaling::ProbeNorm => c.rhs_precond_norm_sq,
-            SlqScaling::Dimension if c.rhs_norm == 0.0 => 0.0,
-            SlqScaling::Dimension => n as f64,
-        })
-        .collect();
+    let weights: Vec<f64> = columns.iter().map(|c| scaling.factor(c, n)).collect();
     slq_log_det(&tridiagonals, &weights, preconditioner_log_det)
 }

@@ -6,6 +6,7 @@ use gp_solvers::truncation::{ExpDecay, TruncationLaw};
 use gp_solvers::SlqScaling;
 
 use crate::error::Result;
+use crate::objective::krylov::KrylovDepth;
 
 /// An estimator of `log p(y | X, θ)` and its gradient (spec `rtgps.md` §9).
 #[derive(Debug, Clone)]
@@ -46,6 +47,18 @@ impl Estimator {
             law: Arc::new(ExpDecay::new(lambda, j_min, n)?),
             draws: 2,
         })
+    }
+
+    /// The Krylov depth of CG and RR-CG (`None` for the direct and RFF estimators).
+    pub fn krylov_depth(&self) -> Option<KrylovDepth<'_>> {
+        match self {
+            Self::Cg { iterations } => Some(KrylovDepth::Fixed(*iterations)),
+            Self::RrCg { law, draws } => Some(KrylovDepth::Random {
+                law: law.as_ref(),
+                draws: *draws,
+            }),
+            _ => None,
+        }
     }
 
     /// A short name for tables (`Cholesky`, `CG(100)`, `RR-CG(E[J]=99.5)`, `RFF(700)`, ...).

@@ -12,7 +12,7 @@ use crate::error::{ModelError, Result};
 use crate::objective::cholesky::cholesky_estimate;
 use crate::objective::dense::DenseKernelCovariance;
 use crate::objective::estimator::{Estimator, KrylovObjectiveOptions, ObjectiveEstimate};
-use crate::objective::krylov::{krylov_estimate, KrylovDepth};
+use crate::objective::krylov::krylov_estimate;
 use crate::objective::rff::{Compute, RffKernel, RffObjective, SpectralDraws, SsRff};
 
 /// Evaluates `estimator` for the kernel, noise and data given (zero prior mean): the
@@ -47,21 +47,11 @@ pub fn estimate<K: Kernel + Clone + 'static>(
     options: &KrylovObjectiveOptions,
     rng: &mut dyn RngCore,
 ) -> Result<ObjectiveEstimate> {
+    if let Some(depth) = estimator.krylov_depth() {
+        let cov = DenseKernelCovariance::new(kernel, x, noise_variance, options)?;
+        return krylov_estimate(&cov, y.as_mat(), depth, options, None, rng);
+    }
     match estimator {
-        Estimator::Cholesky => cholesky_estimate(kernel, x, y, noise_variance),
-        Estimator::Cg { iterations } => {
-            let cov = DenseKernelCovariance::new(kernel, x, noise_variance, options)?;
-            let depth = KrylovDepth::Fixed(*iterations);
-            krylov_estimate(&cov, y.as_mat(), depth, options, None, rng)
-        }
-        Estimator::RrCg { law, draws } => {
-            let cov = DenseKernelCovariance::new(kernel, x, noise_variance, options)?;
-            let depth = KrylovDepth::Random {
-                law: law.as_ref(),
-                draws: *draws,
-            };
-            krylov_estimate(&cov, y.as_mat(), depth, options, None, rng)
-        }
         Estimator::Rff { .. } | Estimator::SsRff(_) => {
             let any = kernel as &dyn Any;
             if let Some(se) = any.downcast_ref::<SquaredExponential>() {
@@ -79,6 +69,8 @@ pub fn estimate<K: Kernel + Clone + 'static>(
                 })
             }
         }
+        // Cholesky (CG and RR-CG returned above).
+        _ => cholesky_estimate(kernel, x, y, noise_variance),
     }
 }
 

@@ -15,7 +15,7 @@ use crate::error::{ModelError, Result};
 use crate::objective::cholesky::cholesky_estimate;
 use crate::objective::estimator::{Estimator, KrylovObjectiveOptions, ObjectiveEstimate};
 use crate::objective::evaluate::estimate;
-use crate::objective::krylov::{krylov_estimate, KrylovDepth};
+use crate::objective::krylov::krylov_estimate;
 use crate::objective::ski::SkiCovariance;
 use crate::objective::softplus::SoftplusParameterization;
 use crate::optim::{adam_observed, AdamOptions, MultiStepDecay};
@@ -146,22 +146,15 @@ pub fn train_objective_ski<K: Kernel + Clone>(
     let mut evaluate = |log_params: &[f64], rng: &mut ChaCha8Rng| {
         let model = ski.with_log_params(log_params)?;
         let cov = SkiCovariance::new(&model)?;
-        let depth = match estimator {
-            Estimator::Cg { iterations } => KrylovDepth::Fixed(*iterations),
-            Estimator::RrCg { law, draws } => KrylovDepth::Random {
-                law: law.as_ref(),
-                draws: *draws,
-            },
-            other => {
-                return Err(ModelError::InvalidOption {
-                    name: "estimator",
-                    reason: format!(
-                        "SKI training runs CG or RR-CG on the SKI operator, not {}",
-                        other.label()
-                    ),
-                })
-            }
-        };
+        let depth = estimator
+            .krylov_depth()
+            .ok_or_else(|| ModelError::InvalidOption {
+                name: "estimator",
+                reason: format!(
+                    "SKI training runs CG or RR-CG on the SKI operator, not {}",
+                    estimator.label()
+                ),
+            })?;
         krylov_estimate(&cov, model.y.as_mat(), depth, &options.krylov, None, rng)
     };
     let exact = |log_params: &[f64]| -> Result<f64> {

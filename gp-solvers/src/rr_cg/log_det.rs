@@ -24,11 +24,7 @@ pub fn slq_depth_values(
     depth: usize,
     scaling: SlqScaling,
 ) -> Result<Vec<f64>> {
-    let c = match scaling {
-        SlqScaling::ProbeNorm => column.rhs_precond_norm_sq,
-        SlqScaling::Dimension if column.rhs_norm == 0.0 => 0.0,
-        SlqScaling::Dimension => n as f64,
-    };
+    let c = scaling.factor(column, n);
     let t = column.tridiagonal()?;
     let own = t.dim();
     let mut values = Vec::with_capacity(depth);

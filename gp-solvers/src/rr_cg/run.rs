@@ -57,11 +57,7 @@ impl RrCgResult {
     /// The mean of all estimates: the variance-reduced RR solve (used for the probe solves
     /// of the trace term, spec §2.1).
     pub fn mean_estimate(&self) -> Mat<f64> {
-        let mut mean = self.estimates[0].clone();
-        for e in &self.estimates[1..] {
-            mean += e;
-        }
-        mean * faer::Scale(1.0 / self.estimates.len() as f64)
+        mean_of(&self.estimates)
     }
 
     /// Two independent estimates: the mean of the first `⌊r/2⌋` and the mean of the
@@ -81,15 +77,20 @@ impl RrCgResult {
             ));
         }
         let half = r / 2;
-        let mean = |parts: &[Mat<f64>]| {
-            let mut m = parts[0].clone();
-            for p in &parts[1..] {
-                m += p;
-            }
-            m * faer::Scale(1.0 / parts.len() as f64)
-        };
-        Ok((mean(&self.estimates[..half]), mean(&self.estimates[half..])))
+        Ok((
+            mean_of(&self.estimates[..half]),
+            mean_of(&self.estimates[half..]),
+        ))
     }
+}
+
+/// The mean of a non-empty list of equally shaped matrices.
+fn mean_of(parts: &[Mat<f64>]) -> Mat<f64> {
+    let mut mean = parts[0].clone();
+    for p in &parts[1..] {
+        mean += p;
+    }
+    mean * faer::Scale(1.0 / parts.len() as f64)
 }
 
 /// `count` independent draws of `J` from `law`.
@@ -140,7 +141,13 @@ pub fn rr_cg(
         let increment = solver.increment();
         for (estimate, &draw) in estimates.iter_mut().zip(draws) {
             if j <= draw {
-                *estimate += faer::Scale(weight) * increment;
+                // In place: no temporary n × m block per draw and step.
+                for c in 0..m {
+                    let dst = estimate.col_as_slice_mut(c);
+                    for (e, &v) in dst.iter_mut().zip(increment.col(c).iter()) {
+                        *e += weight * v;
+                    }
+                }
             }
         }
     }

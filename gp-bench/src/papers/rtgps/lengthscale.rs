@@ -3,14 +3,13 @@
 //! lengthscale), every estimator trains all hyperparameters with Adam, and the learned
 //! lengthscale is compared with Cholesky's on the same data: `log(mean_i ℓ̂_i / ℓ̂_Chol,i)`.
 
-use std::ops::ControlFlow;
-
 use gp_kernels::{Kernel, SquaredExponential};
-use gp_models::objective::{train_objective, Estimator, ObjectiveTrainOptions};
+use gp_models::objective::{Estimator, ObjectiveTrainOptions};
 use gp_models::optim::AdamOptions;
 use serde_json::json;
 
 use super::toy::{fig2_toy, fig2_true_lengthscales, PriorProblem};
+use super::{train_from_gpytorch_start, GPYTORCH_START};
 use crate::error::BenchError;
 use crate::experiment::{
     Check, Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize, Series,
@@ -60,7 +59,7 @@ fn learned_lengthscale(
     steps: usize,
     seed: u64,
 ) -> Result<f64, BenchError> {
-    let init = std::f64::consts::LN_2;
+    let init = GPYTORCH_START;
     let kernel = SquaredExponential::isotropic(1, 0.5, init)?;
     let mut options = ObjectiveTrainOptions {
         adam: AdamOptions {
@@ -74,14 +73,12 @@ fn learned_lengthscale(
     // The reference code's CG runs without preconditioner at tolerance 1e-50: exactly J
     // iterations.
     options.krylov.tolerance = 0.0;
-    let out = train_objective(
+    let out = train_from_gpytorch_start(
         &kernel,
-        init + 1e-4,
         problem.x.as_ref(),
         problem.y.as_ref(),
         estimator,
         &options,
-        &mut |_| ControlFlow::Continue(()),
     )?;
     Ok(out.kernel.log_params()[0].exp())
 }

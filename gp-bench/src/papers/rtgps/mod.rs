@@ -29,3 +29,30 @@ pub fn paper() -> Paper {
         experiments,
     }
 }
+
+/// GPyTorch's starting value of every positive hyperparameter: raw parameter 0, i.e.
+/// `softplus(0) = ln 2` (the noise adds its floor 1e-4).
+pub(crate) const GPYTORCH_START: f64 = std::f64::consts::LN_2;
+
+/// Trains `kernel` and the noise (from GPyTorch's start, `ln 2 + 1e-4`) on `(x, y)` with
+/// `estimator`, without an observer.
+pub(crate) fn train_from_gpytorch_start(
+    kernel: &gp_kernels::SquaredExponential,
+    x: faer::MatRef<'_, f64>,
+    y: faer::ColRef<'_, f64>,
+    estimator: &gp_models::objective::Estimator,
+    options: &gp_models::objective::ObjectiveTrainOptions,
+) -> Result<
+    gp_models::objective::ObjectiveTrainResult<gp_kernels::SquaredExponential>,
+    crate::error::BenchError,
+> {
+    Ok(gp_models::objective::train_objective(
+        kernel,
+        GPYTORCH_START + 1e-4,
+        x,
+        y,
+        estimator,
+        options,
+        &mut |_| std::ops::ControlFlow::Continue(()),
+    )?)
+}

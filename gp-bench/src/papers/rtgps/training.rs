@@ -3,16 +3,13 @@
 //! evaluated at every recorded step. RR-CG should reach the Cholesky optimum, CG(J) should
 //! not (its data fit is under- and its complexity over-estimated: it under-fits).
 
-use std::ops::ControlFlow;
-
 use gp_kernels::SquaredExponential;
-use gp_models::objective::{
-    train_objective, Estimator, ObjectiveTrainOptions, ObjectiveTrainResult,
-};
+use gp_models::objective::{Estimator, ObjectiveTrainOptions, ObjectiveTrainResult};
 use gp_models::optim::{AdamOptions, MultiStepDecay};
 use serde_json::json;
 
 use super::toy::{h10_problem, H10Config, PriorProblem};
+use super::{train_from_gpytorch_start, GPYTORCH_START};
 use crate::error::BenchError;
 use crate::experiment::{
     Check, Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize, Series,
@@ -70,7 +67,7 @@ fn train(
 ) -> Result<Run, BenchError> {
     let d = problem.d();
     // GPyTorch's start: raw parameters 0, i.e. ℓ = s = softplus(0), σ² = softplus(0) + 1e-4.
-    let init = std::f64::consts::LN_2;
+    let init = GPYTORCH_START;
     let kernel = SquaredExponential::isotropic(d, init, init)?;
     let options = ObjectiveTrainOptions {
         adam: AdamOptions {
@@ -83,14 +80,12 @@ fn train(
         exact_loss_every: Some(p.exact_every),
         ..ObjectiveTrainOptions::default()
     };
-    let result = train_objective(
+    let result = train_from_gpytorch_start(
         &kernel,
-        init + 1e-4,
         problem.x.as_ref(),
         problem.y.as_ref(),
         estimator,
         &options,
-        &mut |_| ControlFlow::Continue(()),
     )?;
     let works: Vec<f64> = result.steps[1..].iter().map(|s| s.work as f64).collect();
     let mean_work = works.iter().sum::<f64>() / works.len().max(1) as f64;

@@ -3,15 +3,14 @@
 //! 50/70/90%), then test RMSE and NLL and the training time; H12 (RR-CG ≈ Cholesky) and
 //! H13 (RR-CG costs ≤ 1.3× CG per step) as checks.
 
-use std::ops::ControlFlow;
-
 use gp_kernels::SquaredExponential;
-use gp_models::objective::{train_objective, Estimator, ObjectiveTrainOptions};
+use gp_models::objective::{Estimator, ObjectiveTrainOptions};
 use gp_models::optim::{AdamOptions, MultiStepDecay};
 use gp_models::ExactGp;
 use serde_json::json;
 
 use super::data::{load_rtgps, RtgpsSplit};
+use super::{train_from_gpytorch_start, GPYTORCH_START};
 use crate::error::BenchError;
 use crate::experiment::{Check, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize};
 use crate::table::{fmt_seconds, Table};
@@ -76,7 +75,7 @@ fn run_method(
     seed: u64,
 ) -> Result<Outcome, BenchError> {
     let d = split.d;
-    let init = std::f64::consts::LN_2;
+    let init = GPYTORCH_START;
     let kernel = SquaredExponential::new(vec![init; d], init)?;
     let options = ObjectiveTrainOptions {
         adam: AdamOptions {
@@ -88,14 +87,12 @@ fn run_method(
         seed,
         ..ObjectiveTrainOptions::default()
     };
-    let out = train_objective(
+    let out = train_from_gpytorch_start(
         &kernel,
-        init + 1e-4,
         split.x_train.as_ref(),
         split.y_train.as_ref(),
         estimator,
         &options,
-        &mut |_| ControlFlow::Continue(()),
     )?;
     // Predictions by the exact GP at the learned hyperparameters.
     let gp = ExactGp::fit(
