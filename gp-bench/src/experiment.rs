@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::data::DataDir;
 use crate::error::BenchError;
+use crate::fold_cache::FoldCache;
 use crate::table::Table;
 
 /// How large a run is.
@@ -54,6 +55,12 @@ pub struct RunContext<'a> {
     /// Run only the first `K` folds of each data set (`--folds K`) in experiments that
     /// cross-validate; `None`: the size's number.
     pub folds: Option<usize>,
+    /// Where finished folds are kept and reloaded (`--fold-cache DIR`), in the experiments
+    /// that cross-validate; `None`: every fold runs.
+    pub fold_cache: Option<&'a FoldCache>,
+    /// Folds run at the same time (`--jobs J`, at least 1), each with sequential dense
+    /// algebra when more than one runs ([`crate::jobs::run_concurrently`]).
+    pub jobs: usize,
 }
 
 /// A table with a title, for the report.

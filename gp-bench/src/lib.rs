@@ -33,6 +33,8 @@ pub mod data;
 pub mod demo;
 pub mod error;
 pub mod experiment;
+pub mod fold_cache;
+pub mod jobs;
 pub mod papers;
 pub mod report;
 pub mod reproduce;

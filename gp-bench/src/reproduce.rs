@@ -10,6 +10,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use crate::data::DataDir;
 use crate::error::BenchError;
 use crate::experiment::{RunContext, RunSize};
+use crate::fold_cache::FoldCache;
 use crate::papers::Paper;
 use crate::report::{
     check_writable_dir, markdown, render_svg, replace_dir, staging_dir, write_atomic,
@@ -31,6 +32,10 @@ pub struct ReproduceOptions {
     pub show_progress: bool,
     /// The first `K` folds only, in the experiments that cross-validate (`--folds`).
     pub folds: Option<usize>,
+    /// Finished folds kept and reloaded (`--fold-cache`).
+    pub fold_cache: Option<FoldCache>,
+    /// Folds run at the same time (`--jobs`).
+    pub jobs: usize,
 }
 
 /// The summed wall-time estimate of the papers' experiments at `size`, in seconds, with
@@ -103,6 +108,8 @@ fn run_paper_into(
             data_dir: &options.data_dir,
             progress: &progress,
             folds: options.folds,
+            fold_cache: options.fold_cache.as_ref(),
+            jobs: options.jobs.max(1),
         };
         let t0 = Instant::now();
         let outcome = exp.run(&ctx).map_err(|e| e.to_string());

@@ -20,6 +20,8 @@ fn run(exp: &dyn Experiment, size: RunSize) -> ExperimentOutput {
         data_dir: &data_dir,
         progress: &progress,
         folds: None,
+        fold_cache: None,
+        jobs: 1,
     };
     let start = std::time::Instant::now();
     let out = exp.run(&ctx).expect("experiment runs");

@@ -93,3 +93,113 @@ fn one_fold_of_every_method_predicts_better_than_the_mean() {
     }
     assert!(r.type_two.p >= 1 && r.type_one.p >= 1 && r.log10_m > 0.0);
 }
+
+/// A fold's result comes back from the fold cache bit for bit (the cache is what lets a
+/// `--full` Table 1 of many hours continue after an interruption), and only under the
+/// settings it was computed with.
+#[test]
+fn a_fold_result_round_trips_through_the_fold_cache() {
+    use gp_bench::fold_cache::{FoldCache, FoldKey};
+    let options = GriefFoldOptions {
+        n_full: 150,
+        init_points: 1000,
+        init_restarts: 0,
+        max_iterations: 10,
+        exact_max_train: Some(5000),
+        p_type_one: 20,
+        mala: MalaOptions {
+            iterations: 30,
+            burn_in: 10,
+            thin: 5,
+            ..MalaOptions::default()
+        },
+        seed: 5,
+        progress: false,
+    };
+    let r = run_grief_fold(&synthetic(120, 1), &synthetic(30, 7), &options).expect("fold runs");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let cache = FoldCache::new(dir.path());
+    let key = FoldKey {
+        experiment: "grief/table1-folds",
+        dataset: "synthetic",
+        fold: 0,
+        settings: options.cache_settings(),
+    };
+    cache.store(&key, &r).expect("stored");
+    let (back, _) = cache
+        .load::<gp_bench::papers::grief::grief_fold::GriefFoldResult>(&key)
+        .expect("loaded");
+    assert_eq!(back, r);
+    // Another seed is another computation: its key differs, so the file is not used.
+    let other = GriefFoldOptions { seed: 6, ..options };
+    assert_ne!(other.cache_settings(), options.cache_settings());
+    let stale = FoldKey {
+        settings: other.cache_settings(),
+        ..key
+    };
+    assert!(cache
+        .load::<gp_bench::papers::grief::grief_fold::GriefFoldResult>(&stale)
+        .is_none());
+    // The progress flag only prints: it is not part of the key.
+    let printing = GriefFoldOptions {
+        progress: true,
+        ..options
+    };
+    assert_eq!(printing.cache_settings(), options.cache_settings());
+}
+
+/// Table 1 on the paper's folds with a fold cache and two jobs: a second run loads every
+/// fold the first stored and reports the same numbers (needs the real folds: skipped, and
+/// said, without `GP_DATA_DIR`).
+#[test]
+fn the_table_reuses_cached_folds() {
+    use gp_bench::data::{DataDir, DataDirOrigin};
+    use gp_bench::experiment::{Experiment, RunContext, RunSize};
+    use gp_bench::fold_cache::FoldCache;
+    use gp_bench::papers::grief::table1_folds::Table1Folds;
+    let Some(path) = std::env::var_os("GP_DATA_DIR").filter(|v| !v.is_empty()) else {
+        eprintln!("GP_DATA_DIR not set: the fold-cache run of Table 1 needs the real folds");
+        return;
+    };
+    let data_dir = DataDir {
+        path: Some(path.into()),
+        origin: DataDirOrigin::Environment,
+    };
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let cache = FoldCache::new(dir.path());
+    let progress = indicatif::ProgressBar::hidden();
+    let run = || {
+        Table1Folds
+            .run(&RunContext {
+                size: RunSize::Smoke,
+                seed: 0,
+                data_dir: &data_dir,
+                progress: &progress,
+                folds: Some(2),
+                fold_cache: Some(&cache),
+                jobs: 2,
+            })
+            .expect("table runs")
+    };
+    let first = run();
+    let second = run();
+    let loaded = |out: &gp_bench::experiment::ExperimentOutput| {
+        out.notes
+            .iter()
+            .find(|n| n.starts_with("Fold cache"))
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert!(
+        loaded(&first).contains(": 0 of the folds"),
+        "{}",
+        loaded(&first)
+    );
+    assert!(
+        loaded(&second).contains(": 2 of the folds"),
+        "{}",
+        loaded(&second)
+    );
+    assert_eq!(first.raw, second.raw);
+    assert!(first.notes.iter().any(|n| n.contains("2 at a time")));
+}

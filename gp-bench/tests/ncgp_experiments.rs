@@ -36,6 +36,8 @@ fn run(exp: &dyn Experiment) -> ExperimentOutput {
         data_dir: &data_dir,
         progress: &progress,
         folds: None,
+        fold_cache: None,
+        jobs: 1,
     };
     exp.run(&ctx).expect("experiment runs")
 }

@@ -30,6 +30,7 @@ use gp_models::{
     train, ExactGp, GpModel, LbfgsOptions, Optimizer, PredictRequest, TrainOptions, TrainReport,
     TrainStart,
 };
+use serde::{Deserialize, Serialize};
 
 use crate::data::{permutation, Dataset, Standardizer};
 use crate::error::BenchError;
@@ -61,7 +62,7 @@ pub struct GriefFoldOptions {
 }
 
 /// One method's outcome on a fold.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MethodResult {
     /// Test RMSE in original units.
     pub rmse: f64,
@@ -74,7 +75,7 @@ pub struct MethodResult {
 }
 
 /// The outcome of one fold.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GriefFoldResult {
     /// Training and test points.
     pub n_train: usize,
@@ -91,6 +92,26 @@ pub struct GriefFoldResult {
     pub type_two: MethodResult,
     /// GP-GRIEF-I.
     pub type_one: MethodResult,
+}
+
+/// Version of [`run_grief_fold`]'s results, part of every fold-cache key
+/// ([`GriefFoldOptions::cache_settings`]): bump it when a change to the protocol or to the
+/// models it calls changes a fold's numbers, so cached folds of the old code are not
+/// reused.
+pub const GRIEF_FOLD_VERSION: u32 = 1;
+
+impl GriefFoldOptions {
+    /// Every setting that changes a fold's result, with [`GRIEF_FOLD_VERSION`], as the key
+    /// of the fold cache (`progress` only prints, so it is left out).
+    pub fn cache_settings(&self) -> String {
+        format!(
+            "grief-fold v{GRIEF_FOLD_VERSION}; {:?}",
+            GriefFoldOptions {
+                progress: false,
+                ..*self
+            }
+        )
+    }
 }
 
 /// The GRIEF-II rule `p = min(1000, 10^⌊log10 n⌋)` on the full data set size.

@@ -16,6 +16,8 @@ use super::table1::{MeanStd, PaperRow, PAPER_TABLE};
 use crate::data::uci::{load_uci, UCI_FOLDS};
 use crate::error::BenchError;
 use crate::experiment::{Check, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize};
+use crate::fold_cache::FoldKey;
+use crate::jobs::run_concurrently;
 use crate::table::{fmt_seconds, Table};
 use gp_models::sampling::MalaOptions;
 
@@ -36,6 +38,9 @@ struct Plan {
 
 /// The small sets of `--quick` (the spec's tier (a), the fastest four).
 const QUICK_SETS: &[&str] = &["challenger", "fertility", "slump", "servo"];
+
+/// The experiment's folder in a fold cache.
+const CACHE_EXPERIMENT: &str = "grief/table1-folds";
 
 /// Every set of Table 1 the collection holds, in the paper's order.
 const ALL_SETS: &[&str] = &[
@@ -230,6 +235,8 @@ impl Experiment for Table1Folds {
             "Folds run: the first {folds} of the {UCI_FOLDS} Yang et al. folds of each set."
         ));
         ctx.progress.set_length((p.sets.len() * folds) as u64);
+        let (mut cached_folds, mut total_folds) = (0usize, 0usize);
+        let mut cached_from = Vec::<u64>::new();
         let mut table = Table::new([
             "dataset",
             "method",
@@ -258,32 +265,56 @@ impl Experiment for Table1Folds {
                     continue;
                 }
             };
-            let mut results: Vec<GriefFoldResult> = Vec::new();
-            for k in 0..folds {
-                ctx.progress.set_message(format!(
-                    "{name} fold {}/{} (n = {}, d = {})",
-                    k + 1,
-                    folds,
-                    row.n,
-                    row.d
-                ));
-                let (train_part, test_part) = data.fold(k)?;
-                results.push(run_grief_fold(
-                    &train_part,
-                    &test_part,
-                    &GriefFoldOptions {
-                        n_full: row.n,
-                        init_points: 1000,
-                        init_restarts: p.init_restarts,
-                        max_iterations: p.max_iterations,
-                        exact_max_train: Some(EXACT_MAX_TRAIN),
-                        p_type_one: p.p_type_one,
-                        mala: p.mala,
-                        seed: ctx.seed.wrapping_add(k as u64),
-                        progress: false,
-                    },
-                )?);
+            let fold_data = (0..folds)
+                .map(|k| data.fold(k))
+                .collect::<Result<Vec<_>, _>>()?;
+            let options_of = |k: usize| GriefFoldOptions {
+                n_full: row.n,
+                init_points: 1000,
+                init_restarts: p.init_restarts,
+                max_iterations: p.max_iterations,
+                exact_max_train: Some(EXACT_MAX_TRAIN),
+                p_type_one: p.p_type_one,
+                mala: p.mala,
+                seed: ctx.seed.wrapping_add(k as u64),
+                progress: false,
+            };
+            let key_of = |k: usize| FoldKey {
+                experiment: CACHE_EXPERIMENT,
+                dataset: folder,
+                fold: k,
+                settings: options_of(k).cache_settings(),
+            };
+            ctx.progress
+                .set_message(format!("{name} (n = {}, d = {})", row.n, row.d));
+            let outcomes = run_concurrently(folds, ctx.jobs, |k| {
+                let cached = ctx
+                    .fold_cache
+                    .and_then(|c| c.load::<GriefFoldResult>(&key_of(k)));
+                let outcome = match cached {
+                    Some((result, provenance)) => Ok((result, Some(provenance))),
+                    None => {
+                        let (train_part, test_part) = &fold_data[k];
+                        run_grief_fold(train_part, test_part, &options_of(k)).and_then(|r| {
+                            if let Some(cache) = ctx.fold_cache {
+                                cache.store(&key_of(k), &r)?;
+                            }
+                            Ok((r, None))
+                        })
+                    }
+                };
                 ctx.progress.inc(1);
+                outcome
+            });
+            let mut results: Vec<GriefFoldResult> = Vec::with_capacity(folds);
+            for outcome in outcomes {
+                let (result, provenance) = outcome?;
+                if let Some(provenance) = provenance {
+                    cached_folds += 1;
+                    cached_from.push(provenance.written_unix);
+                }
+                total_folds += 1;
+                results.push(result);
             }
             let Some(first) = results.first() else {
                 continue;
@@ -411,6 +442,28 @@ impl Experiment for Table1Folds {
                     "exact": r.exact.as_ref().map(|e| json!({ "rmse": e.rmse, "seconds": e.seconds, "detail": e.detail })),
                 })).collect::<Vec<_>>(),
             }));
+        }
+        if ctx.jobs > 1 && cached_folds < total_folds {
+            notes.push(format!(
+                "Folds ran {} at a time, each with sequential dense linear algebra (`--jobs {}`): \
+                 the times per fold are wall times under that load.",
+                ctx.jobs, ctx.jobs
+            ));
+        }
+        if let Some(cache) = ctx.fold_cache {
+            let span = match (cached_from.iter().min(), cached_from.iter().max()) {
+                (Some(first), Some(last)) => format!(
+                    ", written between Unix times {first} and {last} by the same settings and \
+                     fold-protocol version"
+                ),
+                _ => String::new(),
+            };
+            notes.push(format!(
+                "Fold cache `{}`: {cached_folds} of the folds above were loaded from it{span}; \
+                 the others ran now and were stored. Their times are those of the run that \
+                 computed them.",
+                cache.dir().display()
+            ));
         }
         if entries > 0 {
             checks.insert(

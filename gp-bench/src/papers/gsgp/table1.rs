@@ -409,6 +409,8 @@ pub fn run_full_rows(
         data_dir,
         progress: &progress,
         folds: None,
+        fold_cache: None,
+        jobs: 1,
     };
     Table1::run_rows(selected, &ctx)
 }
