@@ -31,6 +31,7 @@ mod ncgp;
 mod ncgp_laplace_gp;
 mod ncgp_metrics;
 mod normalize_y;
+mod objective_groups;
 mod objective_krylov;
 mod objective_rff;
 mod optimizers;

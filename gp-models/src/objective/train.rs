@@ -15,6 +15,7 @@ use crate::error::{ModelError, Result};
 use crate::objective::cholesky::cholesky_estimate;
 use crate::objective::estimator::{Estimator, KrylovObjectiveOptions, ObjectiveEstimate};
 use crate::objective::evaluate::estimate;
+use crate::objective::groups::ParameterGroups;
 use crate::objective::krylov::krylov_estimate;
 use crate::objective::ski::SkiCovariance;
 use crate::objective::softplus::SoftplusParameterization;
@@ -38,6 +39,10 @@ pub struct ObjectiveTrainOptions {
     /// Evaluate the exact (Cholesky) loss at the hyperparameters of every `k`-th step
     /// (`None`: never; its cost is not counted in the training time).
     pub exact_loss_every: Option<usize>,
+    /// Which hyperparameters move, and which move together (default `None`: each one
+    /// independently). E.g. [`ParameterGroups::isotropic`] trains one length scale shared
+    /// by every dimension, with the output scale fixed if asked (the paper's Fig. 3).
+    pub groups: Option<ParameterGroups>,
 }
 
 impl Default for ObjectiveTrainOptions {
@@ -56,6 +61,7 @@ impl Default for ObjectiveTrainOptions {
             floors: None,
             seed: 0,
             exact_loss_every: None,
+            groups: None,
         }
     }
 }
@@ -226,14 +232,21 @@ fn train_core(
         });
     }
     let raw0 = param.raw_params(start)?;
+    let groups = match &options.groups {
+        Some(g) => g.clone(),
+        None => ParameterGroups::new((0..raw0.len()).map(Some).collect())?,
+    };
+    let z0 = groups.initial(&raw0)?;
+    let raw_of = |z: &[f64]| groups.expand(z, &raw0);
     let n = n as f64;
     let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
     let last_loss = Cell::new(None);
     let last_work = Cell::new(0usize);
     let exact_seconds = Cell::new(0.0f64);
     let clock = Instant::now();
-    let objective = |raw: &[f64]| -> Result<(f64, Vec<f64>)> {
-        let e = evaluate(&param.log_params(raw), &mut rng)?;
+    let objective = |z: &[f64]| -> Result<(f64, Vec<f64>)> {
+        let raw = raw_of(z);
+        let e = evaluate(&param.log_params(&raw), &mut rng)?;
         last_loss.set(e.lml.map(|l| -l / n));
         last_work.set(e.work);
         let log_grad: Vec<f64> = e.gradient.iter().map(|g| -g / n).collect();
@@ -241,7 +254,7 @@ fn train_core(
         // report 0.
         Ok((
             e.lml.map_or(0.0, |l| -l / n),
-            param.raw_gradient(raw, &log_grad),
+            groups.reduce(&param.raw_gradient(&raw, &log_grad)),
         ))
     };
     let wants_exact = |step: usize| {
@@ -258,7 +271,7 @@ fn train_core(
     let mut steps: Vec<TrainingStep> = Vec::new();
     let mut failure = None;
     let mut record = |point: &crate::optim::TrajectoryPoint| -> ControlFlow<()> {
-        let log_params = param.log_params(&point.x);
+        let log_params = param.log_params(&raw_of(&point.x));
         let exact_value = if wants_exact(point.iteration) {
             match timed_exact(&log_params) {
                 Ok(v) => Some(v),
@@ -281,7 +294,7 @@ fn train_core(
         steps.push(s);
         flow
     };
-    let result = adam_observed(objective, &raw0, &options.adam, &mut record)?;
+    let result = adam_observed(objective, &z0, &options.adam, &mut record)?;
     if let Some(e) = failure {
         return Err(e);
     }
@@ -301,7 +314,7 @@ fn train_core(
     steps.insert(0, start_step);
     Ok(CoreRun {
         steps,
-        final_log_params: param.log_params(&result.x),
+        final_log_params: param.log_params(&raw_of(&result.x)),
         training_seconds,
     })
 }
