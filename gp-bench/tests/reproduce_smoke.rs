@@ -75,7 +75,7 @@ fn reproduce_all_smoke_writes_every_report() {
         assert!(!name.starts_with('.'), "staging folder left behind: {name}");
     }
 
-    // The RTGPS report ran the bias figure and the training comparison.
+    // The RTGPS report ran the bias figure, the training comparison and the landscape.
     let rtgps = std::fs::read_to_string(out.path().join("rtgps/report.md")).expect("report");
     assert!(!rtgps.contains("FAILED"), "{rtgps}");
     for needle in [
@@ -83,6 +83,8 @@ fn reproduce_all_smoke_writes_every_report() {
         "RR-CG(J_min = 10)",
         "SS-RFF (exact top)",
         "training-exact-loss.svg",
+        "landscape-trajectories.svg",
+        "SS-RFF(E[D]=701)",
     ] {
         assert!(
             rtgps.contains(needle),
