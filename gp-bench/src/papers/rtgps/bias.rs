@@ -18,7 +18,7 @@ use serde_json::json;
 use super::data::load_rtgps;
 use crate::error::BenchError;
 use crate::experiment::{Check, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize};
-use crate::table::Table;
+use crate::table::{fmt_seconds, Table};
 
 /// The experiment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -78,6 +78,32 @@ struct Row {
     work: String,
     fit: (f64, f64),
     log_det: (f64, f64),
+    /// Sample standard deviation of one draw's `yᵀK⁻¹y + log|K|` (−2 log p up to a
+    /// constant).
+    sum_sd: f64,
+    /// Wall time per draw, seconds.
+    seconds_per_draw: f64,
+}
+
+impl Row {
+    fn new(method: String, work: String, fits: &[f64], lds: &[f64], seconds: f64) -> Self {
+        let sums: Vec<f64> = fits.iter().zip(lds).map(|(a, b)| a + b).collect();
+        let (_, se) = mean_se(&sums);
+        Self {
+            method,
+            work,
+            fit: mean_se(fits),
+            log_det: mean_se(lds),
+            sum_sd: se * (sums.len() as f64).sqrt(),
+            seconds_per_draw: seconds / fits.len().max(1) as f64,
+        }
+    }
+
+    /// `sd · √(seconds per draw)`: the standard error a fixed time budget reaches is
+    /// proportional to it (H8's "SE per unit cost").
+    fn se_per_unit_cost(&self) -> f64 {
+        self.sum_sd * self.seconds_per_draw.sqrt()
+    }
 }
 
 impl Experiment for BiasFigure {
@@ -90,7 +116,7 @@ impl Experiment for BiasFigure {
     }
 
     fn paper_reference(&self) -> &'static str {
-        "RTGPS §5 Fig. 1 (spec rtgps.md §5.7, §6 H1, H2, H4, H5, H7)"
+        "RTGPS §5 Fig. 1 (spec rtgps.md §5.7, §6 H1, H2, H4, H5, H7, H8)"
     }
 
     fn describe_size(&self, size: RunSize) -> String {
@@ -128,7 +154,8 @@ impl Experiment for BiasFigure {
         ctx.progress.set_length(total as u64);
         let sample = |depth: KrylovDepth<'_>,
                       rng: &mut ChaCha8Rng|
-         -> Result<(Vec<f64>, Vec<f64>), BenchError> {
+         -> Result<(Vec<f64>, Vec<f64>, f64), BenchError> {
+            let clock = std::time::Instant::now();
             let mut fits = Vec::with_capacity(p.draws);
             let mut lds = Vec::with_capacity(p.draws);
             for _ in 0..p.draws {
@@ -136,16 +163,17 @@ impl Experiment for BiasFigure {
                 fits.push(e.data_fit.unwrap_or(f64::NAN));
                 lds.push(e.log_det.unwrap_or(f64::NAN));
             }
-            Ok((fits, lds))
+            Ok((fits, lds, clock.elapsed().as_secs_f64()))
         };
         for &j in p.cg_iterations {
-            let (fits, lds) = sample(KrylovDepth::Fixed(j), &mut rng)?;
-            rows.push(Row {
-                method: format!("CG({j})"),
-                work: format!("{j} iterations"),
-                fit: mean_se(&fits),
-                log_det: mean_se(&lds),
-            });
+            let (fits, lds, seconds) = sample(KrylovDepth::Fixed(j), &mut rng)?;
+            rows.push(Row::new(
+                format!("CG({j})"),
+                format!("{j} iterations"),
+                &fits,
+                &lds,
+                seconds,
+            ));
             ctx.progress.inc(1);
         }
         let mut rr_rows = Vec::new();
@@ -155,23 +183,25 @@ impl Experiment for BiasFigure {
                 law: law.as_ref(),
                 draws: 2,
             };
-            let (fits, lds) = sample(depth, &mut rng)?;
+            let (fits, lds, seconds) = sample(depth, &mut rng)?;
             rr_rows.push(rows.len());
-            rows.push(Row {
-                method: format!("RR-CG(J_min = {j_min})"),
-                work: format!(
+            rows.push(Row::new(
+                format!("RR-CG(J_min = {j_min})"),
+                format!(
                     "E[J] = {:.1}, E[max(J₁,J₂)] = {:.1}",
                     law.mean(),
                     law.mean_max_of_two()
                 ),
-                fit: mean_se(&fits),
-                log_det: mean_se(&lds),
-            });
+                &fits,
+                &lds,
+                seconds,
+            ));
             ctx.progress.inc(1);
         }
         let objective = RffObjective::new(kernel.clone(), x, y, NOISE)?;
         let mut rff_rows = Vec::new();
         for &freqs in p.rff_freqs {
+            let clock = std::time::Instant::now();
             let mut fits = Vec::with_capacity(p.draws);
             let mut lds = Vec::with_capacity(p.draws);
             for _ in 0..p.draws {
@@ -181,12 +211,13 @@ impl Experiment for BiasFigure {
                 lds.push(t.log_det);
             }
             rff_rows.push(rows.len());
-            rows.push(Row {
-                method: format!("RFF({freqs})"),
-                work: format!("{freqs} frequencies"),
-                fit: mean_se(&fits),
-                log_det: mean_se(&lds),
-            });
+            rows.push(Row::new(
+                format!("RFF({freqs})"),
+                format!("{freqs} frequencies"),
+                &fits,
+                &lds,
+                clock.elapsed().as_secs_f64(),
+            ));
             ctx.progress.inc(1);
         }
         // SS-RFF up to n/2 frequencies, the top term exact (spec §3.1): base m₀ = n/20,
@@ -200,6 +231,7 @@ impl Experiment for BiasFigure {
             top_exact: true,
         };
         let ss = SsRff::new(ss_options)?;
+        let clock = std::time::Instant::now();
         let mut fits = Vec::with_capacity(p.draws);
         let mut lds = Vec::with_capacity(p.draws);
         for _ in 0..p.draws {
@@ -208,16 +240,17 @@ impl Experiment for BiasFigure {
             lds.push(e.terms.log_det);
         }
         let ss_row = rows.len();
-        rows.push(Row {
-            method: "SS-RFF (exact top)".into(),
-            work: format!(
+        rows.push(Row::new(
+            "SS-RFF (exact top)".into(),
+            format!(
                 "E[D] = {:.0}, top {} frequencies",
                 ss.expected_num_freqs(),
                 ss.top_freqs()
             ),
-            fit: mean_se(&fits),
-            log_det: mean_se(&lds),
-        });
+            &fits,
+            &lds,
+            clock.elapsed().as_secs_f64(),
+        ));
         ctx.progress.inc(1);
 
         let mut table = Table::new([
@@ -227,6 +260,9 @@ impl Experiment for BiasFigure {
             "z",
             "log|K| − exact (± SE)",
             "z",
+            "sd of yᵀK⁻¹y + log|K| per draw",
+            "time per draw",
+            "sd · √time (H8)",
         ]);
         let z = |v: (f64, f64), exact: f64| (v.0 - exact) / v.1.max(1e-300);
         // A deterministic term (CG's data fit: y is the start vector) has a rounding-level
@@ -246,6 +282,9 @@ impl Experiment for BiasFigure {
                 z_cell(r.fit, exact_fit),
                 format!("{:+.4e} ± {:.1e}", r.log_det.0 - exact_ld, r.log_det.1),
                 z_cell(r.log_det, exact_ld),
+                format!("{:.3e}", r.sum_sd),
+                fmt_seconds(r.seconds_per_draw),
+                format!("{:.3e}", r.se_per_unit_cost()),
             ]);
         }
         let cg5 = &rows[0];
@@ -296,6 +335,24 @@ impl Experiment for BiasFigure {
             ),
             z(r.fit, exact_fit).abs() < 4.0 && z(r.log_det, exact_ld).abs() < 4.0,
         ));
+        // H8 at similar cost: the RR-CG row whose time per draw is nearest SS-RFF's.
+        if let Some(&rr) = rr_rows.iter().min_by(|&&a, &&b| {
+            let gap = |i: usize| (rows[i].seconds_per_draw / r.seconds_per_draw).ln().abs();
+            gap(a).total_cmp(&gap(b))
+        }) {
+            let rr = &rows[rr];
+            let ratio = r.se_per_unit_cost() / rr.se_per_unit_cost();
+            checks.push(Check::new(
+                format!(
+                    "H8: SS-RFF's standard error per unit cost over {}'s (the RR-CG row nearest \
+                     in time per draw: {} vs {}) above 3: {ratio:.1}",
+                    rr.method,
+                    fmt_seconds(r.seconds_per_draw),
+                    fmt_seconds(rr.seconds_per_draw)
+                ),
+                ratio > 3.0,
+            ));
+        }
         let raw = json!({
             "data": split.describe(),
             "hyperparameters": {"lengthscale": LENGTHSCALE, "outputscale": OUTPUTSCALE, "noise": NOISE},
@@ -304,6 +361,8 @@ impl Experiment for BiasFigure {
                 "method": r.method, "work": r.work,
                 "data_fit": {"mean": r.fit.0, "se": r.fit.1},
                 "log_det": {"mean": r.log_det.0, "se": r.log_det.1},
+                "sum_sd": r.sum_sd,
+                "seconds_per_draw": r.seconds_per_draw,
             })).collect::<Vec<_>>(),
         });
         Ok(ExperimentOutput {
