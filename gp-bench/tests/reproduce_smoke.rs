@@ -85,6 +85,7 @@ fn reproduce_all_smoke_writes_every_report() {
         "training-exact-loss.svg",
         "landscape-trajectories.svg",
         "SS-RFF(E[D]=701)",
+        "ss-rff-training-exact-loss.svg",
     ] {
         assert!(
             rtgps.contains(needle),
