@@ -59,6 +59,15 @@ impl MultiStepDecay {
         }
     }
 
+    /// The schedule of the paper's RFF baseline (spec `rtgps.md` §5.2): ×0.5 at 85%, 90%,
+    /// 95%.
+    pub fn paper_rff() -> Self {
+        Self {
+            fractions: [0.85, 0.9, 0.95],
+            factor: 0.5,
+        }
+    }
+
     /// The multiplier of step `t` (1-based) of a run of `iterations` steps: `factor^m`
     /// with `m` the number of milestones `⌊f · iterations⌋` already passed (`t >` the
     /// milestone).
