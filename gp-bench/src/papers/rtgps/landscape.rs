@@ -15,7 +15,7 @@ use gp_models::optim::{AdamOptions, MultiStepDecay};
 use serde_json::json;
 
 use super::data::{load_rtgps, RtgpsSplit, TRAIN_FRACTION};
-use super::{train_from_gpytorch_start, GPYTORCH_START};
+use super::{last_exact_loss, train_from_gpytorch_start, GPYTORCH_START};
 use crate::error::BenchError;
 use crate::experiment::{
     Check, Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize, Series,
@@ -129,12 +129,7 @@ impl Run {
     }
 
     fn final_exact(&self) -> f64 {
-        self.result
-            .steps
-            .iter()
-            .rev()
-            .find_map(|s| s.exact_loss)
-            .unwrap_or(f64::NAN)
+        last_exact_loss(&self.result.steps)
     }
 }
 

@@ -61,3 +61,35 @@ pub(crate) fn train_from_gpytorch_start(
         &mut |_| std::ops::ControlFlow::Continue(()),
     )?)
 }
+
+/// `(step, exact loss)` at every recorded step where the exact loss was evaluated.
+pub(crate) fn exact_losses(steps: &[gp_models::objective::TrainingStep]) -> Vec<(usize, f64)> {
+    steps
+        .iter()
+        .filter_map(|s| s.exact_loss.map(|l| (s.step, l)))
+        .collect()
+}
+
+/// The last evaluated exact loss (`NaN` when none was).
+pub(crate) fn last_exact_loss(steps: &[gp_models::objective::TrainingStep]) -> f64 {
+    steps
+        .iter()
+        .rev()
+        .find_map(|s| s.exact_loss)
+        .unwrap_or(f64::NAN)
+}
+
+/// The exact-loss curve of a run, for plots.
+pub(crate) fn exact_loss_series(
+    label: &str,
+    steps: &[gp_models::objective::TrainingStep],
+) -> crate::experiment::Series {
+    crate::experiment::Series {
+        name: label.to_string(),
+        points: exact_losses(steps)
+            .into_iter()
+            .map(|(step, loss)| (step as f64, loss))
+            .collect(),
+        style: crate::experiment::SeriesStyle::Line,
+    }
+}

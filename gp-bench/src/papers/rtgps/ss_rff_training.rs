@@ -10,11 +10,10 @@ use gp_models::optim::AdamOptions;
 use serde_json::json;
 
 use super::toy::{h10_problem, H10Config};
-use super::{train_from_gpytorch_start, GPYTORCH_START};
+use super::{exact_loss_series, exact_losses, train_from_gpytorch_start, GPYTORCH_START};
 use crate::error::BenchError;
 use crate::experiment::{
-    Check, Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize, Series,
-    SeriesStyle,
+    Check, Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize,
 };
 use crate::table::{fmt_seconds, Table};
 
@@ -73,11 +72,7 @@ const SMOOTHING: usize = 10;
 
 /// `(step, trailing mean of the exact loss)` at every recorded step.
 fn smoothed_exact(run: &ObjectiveTrainResult<SquaredExponential>) -> Vec<(usize, f64)> {
-    let points: Vec<(usize, f64)> = run
-        .steps
-        .iter()
-        .filter_map(|s| s.exact_loss.map(|l| (s.step, l)))
-        .collect();
+    let points = exact_losses(&run.steps);
     (0..points.len())
         .map(|i| {
             let window = &points[i.saturating_sub(SMOOTHING - 1)..=i];
@@ -234,15 +229,7 @@ impl Experiment for SsRffTraining {
         ];
         let series = runs
             .iter()
-            .map(|(label, run)| Series {
-                name: label.clone(),
-                points: run
-                    .steps
-                    .iter()
-                    .filter_map(|s| s.exact_loss.map(|l| (s.step as f64, l)))
-                    .collect(),
-                style: SeriesStyle::Line,
-            })
+            .map(|(label, run)| exact_loss_series(label, &run.steps))
             .collect();
         let raw = json!({
             "problem": problem.description,
@@ -250,7 +237,7 @@ impl Experiment for SsRffTraining {
             "rff_freqs": rff_freqs,
             "runs": runs.iter().map(|(label, run)| json!({
                 "method": label,
-                "exact_loss": run.steps.iter().filter_map(|s| s.exact_loss.map(|l| (s.step, l))).collect::<Vec<_>>(),
+                "exact_loss": exact_losses(&run.steps),
                 "final_log_params": run.steps.last().map(|s| s.log_params.clone()),
                 "training_seconds": run.training_seconds,
             })).collect::<Vec<_>>(),

@@ -11,11 +11,10 @@ use gp_models::optim::{AdamOptions, MultiStepDecay};
 use serde_json::json;
 
 use super::toy::{h10_problem, H10Config, PriorProblem};
-use super::{train_from_gpytorch_start, GPYTORCH_START};
+use super::{exact_loss_series, last_exact_loss, train_from_gpytorch_start, GPYTORCH_START};
 use crate::error::BenchError;
 use crate::experiment::{
-    Check, Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize, Series,
-    SeriesStyle,
+    Check, Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize,
 };
 use crate::table::{fmt_seconds, Table};
 
@@ -121,12 +120,7 @@ fn seconds_per_step(run: &Run) -> f64 {
 
 /// The last recorded exact loss.
 fn final_exact(run: &Run) -> f64 {
-    run.result
-        .steps
-        .iter()
-        .rev()
-        .find_map(|s| s.exact_loss)
-        .unwrap_or(f64::NAN)
+    last_exact_loss(&run.result.steps)
 }
 
 fn final_log_params(run: &Run) -> Vec<f64> {
@@ -308,16 +302,7 @@ impl Experiment for TrainingComparison {
         ];
         let series = runs
             .iter()
-            .map(|run| Series {
-                name: run.label.clone(),
-                points: run
-                    .result
-                    .steps
-                    .iter()
-                    .filter_map(|s| s.exact_loss.map(|l| (s.step as f64, l)))
-                    .collect(),
-                style: SeriesStyle::Line,
-            })
+            .map(|run| exact_loss_series(&run.label, &run.result.steps))
             .collect();
         let raw = json!({
             "problem": problem.description,
