@@ -1,7 +1,7 @@
 //! Figure 3: hyperparameter trajectories over the exact loss landscape. An RBF kernel with
 //! one length scale ℓ and the output scale fixed at the paper's 0.62923026 is trained on a
 //! PolTele subset (the reference code's 1000 points) by Cholesky, CG(20), RR-CG
-//! (E[J] = 20.5), RFF(700) and SS-RFF (E[D] ≈ 700); the exact loss `−log p / n` is
+//! (`E[J] = 20.5`), RFF(700) and SS-RFF (`E[D] ≈ 700`); the exact loss `−log p / n` is
 //! evaluated on a log-spaced grid of (ℓ, σ²) ∈ [0.01, 1]² and at every method's end point.
 //! The paper: Cholesky finds the optimum, CG(20) and RFF(700) stop at sub-optimal points,
 //! RR-CG and SS-RFF reach about the optimum along noisy paths.
@@ -34,7 +34,7 @@ pub const FIXED_OUTPUTSCALE: f64 = 0.629_230_26;
 const GRID_MIN: f64 = 0.01;
 const GRID_MAX: f64 = 1.0;
 
-/// CG's iterations and RR-CG's law (λ = 0.05, J_min = 1: E[J] = 20.5), as in the paper.
+/// CG's iterations and RR-CG's law (λ = 0.05, J_min = 1: `E[J] = 20.5`), as in the paper.
 const CG_ITERATIONS: usize = 20;
 const RR_LAMBDA: f64 = 0.05;
 const RR_J_MIN: usize = 1;

@@ -52,7 +52,7 @@ fn plan(size: RunSize) -> Plan {
 const WITHIN: f64 = 0.01;
 
 /// SS-RFF as in the spec's example `(100, 600, 10, 1)`: base 100 frequencies, step 10, 50
-/// terms, `p(k) ∝ 1/k` (E[D] ≈ 211), with the exact objective as the top term so that the
+/// terms, `p(k) ∝ 1/k` (`E[D] ≈ 211`), with the exact objective as the top term so that the
 /// estimator is unbiased for the exact loss (the top, 600 frequencies, is at least n/2
 /// here, where an RFF matrix costs as much as the exact one).
 fn ss_options() -> SsRffOptions {

@@ -27,7 +27,7 @@ struct Plan {
     n: usize,
     steps: usize,
     exact_every: usize,
-    /// Steps of the H13 timing at E[J] ≈ 100 (CG(100) against RR-CG with J_min = 80).
+    /// Steps of the H13 timing at `E[J] ≈ 100` (CG(100) against RR-CG with J_min = 80).
     h13_steps: usize,
 }
 
