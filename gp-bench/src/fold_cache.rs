@@ -26,6 +26,7 @@ pub const FOLD_CACHE_FORMAT: u32 = 1;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FoldCache {
     dir: PathBuf,
+    cached_only: bool,
 }
 
 /// Which fold a result belongs to, and the settings it was computed with.
@@ -66,7 +67,24 @@ struct Entry<T> {
 impl FoldCache {
     /// A cache rooted at `dir` (created on the first store).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+        Self {
+            dir: dir.into(),
+            cached_only: false,
+        }
+    }
+
+    /// The same cache, with folds that are not in it skipped instead of run when
+    /// `cached_only` (`--cached-only`: a report of the recorded folds, written in seconds).
+    pub fn with_cached_only(self, cached_only: bool) -> Self {
+        Self {
+            cached_only,
+            ..self
+        }
+    }
+
+    /// Whether folds missing from the cache are skipped rather than run.
+    pub fn cached_only(&self) -> bool {
+        self.cached_only
     }
 
     /// The root directory.

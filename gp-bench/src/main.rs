@@ -61,6 +61,10 @@ enum Command {
         /// long `--full` run continues where an interrupted one stopped.
         #[arg(long, value_name = "DIR")]
         fold_cache: Option<PathBuf>,
+        /// With --fold-cache: skip the folds that are not in the cache instead of running
+        /// them (a report of the recorded folds in seconds).
+        #[arg(long, requires = "fold_cache")]
+        cached_only: bool,
         /// Folds run at the same time in the cross-validated experiments, each with
         /// sequential dense algebra (2 nearly doubles GRIEF's throughput on 2 cores; the
         /// times per fold are then taken under that load).
@@ -218,6 +222,7 @@ fn reproduce(
     folds: Option<usize>,
     only: &[String],
     fold_cache: Option<PathBuf>,
+    cached_only: bool,
     jobs: usize,
 ) -> Result<bool, BenchError> {
     let (dir, root) = data_dir(explicit_dir)?;
@@ -270,7 +275,7 @@ fn reproduce(
         out_root: out_root.clone(),
         show_progress,
         folds,
-        fold_cache: fold_cache.map(FoldCache::new),
+        fold_cache: fold_cache.map(|dir| FoldCache::new(dir).with_cached_only(cached_only)),
         jobs,
     };
     let runs = run_papers(&selected, &options)?;
@@ -317,6 +322,7 @@ fn run(cli: Cli) -> Result<bool, BenchError> {
             folds,
             only,
             fold_cache,
+            cached_only,
             jobs,
         } => reproduce(
             paper,
@@ -328,6 +334,7 @@ fn run(cli: Cli) -> Result<bool, BenchError> {
             folds.map(|k| usize::try_from(k).unwrap_or(usize::MAX)),
             &only,
             fold_cache,
+            cached_only,
             usize::try_from(jobs).unwrap_or(1),
         ),
         Command::Datasets { data_dir: explicit } => {

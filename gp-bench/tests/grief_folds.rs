@@ -202,4 +202,32 @@ fn the_table_reuses_cached_folds() {
     );
     assert_eq!(first.raw, second.raw);
     assert!(first.notes.iter().any(|n| n.contains("2 at a time")));
+    // `--cached-only` reports the recorded folds and runs nothing: the same table from the
+    // filled cache, no rows from an empty one.
+    let run_cached_only = |cache: &FoldCache| {
+        Table1Folds
+            .run(&RunContext {
+                size: RunSize::Smoke,
+                seed: 0,
+                data_dir: &data_dir,
+                progress: &progress,
+                folds: Some(2),
+                fold_cache: Some(cache),
+                jobs: 1,
+            })
+            .expect("table runs")
+    };
+    let recorded = run_cached_only(&cache.clone().with_cached_only(true));
+    assert_eq!(recorded.raw, first.raw);
+    let empty_dir = tempfile::tempdir().expect("temporary directory");
+    let empty = run_cached_only(&FoldCache::new(empty_dir.path()).with_cached_only(true));
+    assert_eq!(empty.raw["datasets"].as_array().map(Vec::len), Some(0));
+    assert!(empty
+        .notes
+        .iter()
+        .any(|n| n.contains("2 fold(s) not in the cache were skipped")));
+    assert!(std::fs::read_dir(empty_dir.path())
+        .expect("dir")
+        .next()
+        .is_none());
 }

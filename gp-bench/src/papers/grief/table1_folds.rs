@@ -235,7 +235,7 @@ impl Experiment for Table1Folds {
             "Folds run: the first {folds} of the {UCI_FOLDS} Yang et al. folds of each set."
         ));
         ctx.progress.set_length((p.sets.len() * folds) as u64);
-        let (mut cached_folds, mut total_folds) = (0usize, 0usize);
+        let (mut cached_folds, mut total_folds, mut skipped_folds) = (0usize, 0usize, 0usize);
         let mut cached_from = Vec::<u64>::new();
         let mut table = Table::new([
             "dataset",
@@ -291,15 +291,17 @@ impl Experiment for Table1Folds {
                 let cached = ctx
                     .fold_cache
                     .and_then(|c| c.load::<GriefFoldResult>(&key_of(k)));
+                let skip = ctx.fold_cache.is_some_and(|c| c.cached_only());
                 let outcome = match cached {
-                    Some((result, provenance)) => Ok((result, Some(provenance))),
+                    Some((result, provenance)) => Ok(Some((result, Some(provenance)))),
+                    None if skip => Ok(None),
                     None => {
                         let (train_part, test_part) = &fold_data[k];
                         run_grief_fold(train_part, test_part, &options_of(k)).and_then(|r| {
                             if let Some(cache) = ctx.fold_cache {
                                 cache.store(&key_of(k), &r)?;
                             }
-                            Ok((r, None))
+                            Ok(Some((r, None)))
                         })
                     }
                 };
@@ -308,7 +310,10 @@ impl Experiment for Table1Folds {
             });
             let mut results: Vec<GriefFoldResult> = Vec::with_capacity(folds);
             for outcome in outcomes {
-                let (result, provenance) = outcome?;
+                let Some((result, provenance)) = outcome? else {
+                    skipped_folds += 1;
+                    continue;
+                };
                 if let Some(provenance) = provenance {
                     cached_folds += 1;
                     cached_from.push(provenance.written_unix);
@@ -320,8 +325,15 @@ impl Experiment for Table1Folds {
                 continue;
             };
             let label = format!(
-                "{name} (n = {}, d = {}, m = 10^{:.1})",
-                row.n, row.d, first.log10_m
+                "{name} (n = {}, d = {}, m = 10^{:.1}{})",
+                row.n,
+                row.d,
+                first.log10_m,
+                if results.len() < folds {
+                    format!("; {} of {folds} folds", results.len())
+                } else {
+                    String::new()
+                }
             );
             let summarize = |pick: &dyn Fn(&GriefFoldResult) -> Option<(f64, f64)>| {
                 let v: Vec<(f64, f64)> = results.iter().filter_map(pick).collect();
@@ -458,12 +470,24 @@ impl Experiment for Table1Folds {
                 ),
                 _ => String::new(),
             };
+            let others = if cache.cached_only() {
+                "none ran now"
+            } else {
+                "the others ran now and were stored"
+            };
             notes.push(format!(
                 "Fold cache `{}`: {cached_folds} of the folds above were loaded from it{span}; \
-                 the others ran now and were stored. Their times are those of the run that \
-                 computed them.",
+                 {others}. Their times are those of the run that computed them.",
                 cache.dir().display()
             ));
+            if cache.cached_only() {
+                notes.push(format!(
+                    "`--cached-only`: {skipped_folds} fold(s) not in the cache were skipped, not \
+                     run; a set's row averages the folds it has (the dataset column says how \
+                     many), and sets with none are left out. The criteria below are judged on \
+                     the rows shown."
+                ));
+            }
         }
         if entries > 0 {
             checks.insert(
