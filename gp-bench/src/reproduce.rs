@@ -145,6 +145,7 @@ fn run_paper_into(
         data_dir: options.data_dir.describe(),
         out_dir: out_dir.to_path_buf(),
         elapsed_seconds: start.elapsed().as_secs_f64(),
+        budget_seconds: (options.size == RunSize::Quick).then_some(paper.quick_budget_seconds),
     };
     let json = serde_json::to_string_pretty(&run.to_json())?;
     write_atomic(&staged.join("results.json"), json.as_bytes())?;

@@ -24,7 +24,14 @@ pub struct Paper {
     pub pending: &'static str,
     /// The experiments, in report order.
     pub experiments: Vec<Box<dyn Experiment>>,
+    /// Wall-time budget of the paper's `--quick` run on the 2-core reference machine, in
+    /// seconds; the papers' budgets sum to [`QUICK_BUDGET_SECONDS`], the main job's.
+    pub quick_budget_seconds: f64,
 }
+
+/// The main job's (`reproduce all --quick`) wall-time budget on the 2-core reference
+/// machine: 3 minutes, split over the papers by [`Paper::quick_budget_seconds`].
+pub const QUICK_BUDGET_SECONDS: f64 = 180.0;
 
 impl std::fmt::Debug for Paper {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -90,16 +90,49 @@ pub fn index(runs: &[PaperRun]) -> String {
             first.size, first.seed, first.data_dir
         );
     }
-    let mut t = Table::new(["paper", "report", "experiments", "status", "wall time"]);
+    let mut t = Table::new([
+        "paper",
+        "report",
+        "experiments",
+        "status",
+        "wall time",
+        "budget",
+    ]);
     for r in runs {
         let status = r.status();
+        let budget = r.budget_seconds.map_or_else(
+            || "—".to_string(),
+            |b| {
+                if r.elapsed_seconds <= b {
+                    format!("{} (within)", fmt_seconds(b))
+                } else {
+                    format!(
+                        "{} (OVER by {})",
+                        fmt_seconds(b),
+                        fmt_seconds(r.elapsed_seconds - b)
+                    )
+                }
+            },
+        );
         t.row([
             r.title.clone(),
             format!("[{0}/report.md]({0}/report.md)", r.key),
             r.records.len().to_string(),
             status,
             fmt_seconds(r.elapsed_seconds),
+            budget,
         ]);
+    }
+    let total: f64 = runs.iter().map(|r| r.elapsed_seconds).sum();
+    let budget: Option<f64> = runs.iter().map(|r| r.budget_seconds).sum();
+    if let Some(budget) = budget {
+        let _ = writeln!(
+            s,
+            "Total wall time {} against a budget of {} (the papers' budgets are set for the \
+             2-core reference machine; a loaded machine runs over).\n",
+            fmt_seconds(total),
+            fmt_seconds(budget)
+        );
     }
     let _ = writeln!(s, "{t}");
     s

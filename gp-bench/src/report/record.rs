@@ -51,6 +51,8 @@ pub struct PaperRun {
     pub out_dir: PathBuf,
     /// Wall time of the whole paper in seconds.
     pub elapsed_seconds: f64,
+    /// The paper's wall-time budget at this size (`--quick` only), seconds.
+    pub budget_seconds: Option<f64>,
 }
 
 impl PaperRun {
@@ -136,6 +138,7 @@ impl PaperRun {
             "seed": self.seed,
             "data_dir": self.data_dir,
             "elapsed_seconds": self.elapsed_seconds,
+            "budget_seconds": self.budget_seconds,
             "machine": self.machine.to_json(),
             "experiments": experiments,
         })

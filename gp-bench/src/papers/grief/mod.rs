@@ -22,6 +22,7 @@ pub fn paper() -> Paper {
         title: "GP-GRIEF — Evans & Nair, Scalable Gaussian Processes with Grid-Structured Eigenfunctions (ICML 2018)",
         spec: "shared/specs/grief.md",
         pending: "",
+        quick_budget_seconds: 30.0,
         experiments: vec![
             Box::new(uci_exact::UciExact),
             Box::new(table1_folds::Table1Folds),

@@ -30,6 +30,7 @@ pub fn paper() -> Paper {
         title: "GSGP — Yadav, Sheldon & Musco, Faster Kernel Interpolation for Gaussian Processes (AISTATS 2021)",
         spec: "shared/specs/gsgp.md",
         pending: "Figure 5 and Figure 7 (radar and precipitation error/time sweeps: the real data are not available offline)",
+        quick_budget_seconds: 50.0,
         experiments: vec![
             Box::new(fig3::Figure3),
             Box::new(table1::Table1),

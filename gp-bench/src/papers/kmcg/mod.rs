@@ -41,6 +41,7 @@ pub fn paper() -> Paper {
         title: "KMCG — Bartels & Hennig, Conjugate Gradients for Kernel Machines (JMLR 21)",
         spec: "shared/specs/kmcg.md",
         pending: "",
+        quick_budget_seconds: 30.0,
         experiments: vec![
             Box::new(fig_hyper::Hyperparameters),
             Box::new(fig_dense::DenseFigures),

@@ -36,6 +36,7 @@ pub fn paper() -> Paper {
         title: "IterNCGP — Tatzel, Wenger, Schneider & Hennig, Accelerating Non-Conjugate Gaussian Processes by Trading Off Computation for Uncertainty",
         spec: "shared/specs/ncgp.md",
         pending: "the SVGP baseline (no peer script yet)",
+        quick_budget_seconds: 30.0,
         experiments,
     }
 }
