@@ -309,7 +309,10 @@ impl Experiment for Table1Folds {
                 outcome
             });
             let mut results: Vec<GriefFoldResult> = Vec::with_capacity(folds);
-            for outcome in outcomes {
+            // The fold number of each result (folds missing from a `--cached-only` cache
+            // leave gaps).
+            let mut fold_ids: Vec<usize> = Vec::with_capacity(folds);
+            for (k, outcome) in outcomes.into_iter().enumerate() {
                 let Some((result, provenance)) = outcome? else {
                     skipped_folds += 1;
                     continue;
@@ -319,6 +322,7 @@ impl Experiment for Table1Folds {
                     cached_from.push(provenance.written_unix);
                 }
                 total_folds += 1;
+                fold_ids.push(k);
                 results.push(result);
             }
             let Some(first) = results.first() else {
@@ -443,7 +447,7 @@ impl Experiment for Table1Folds {
                     "grief1": one.map(|t| t.0),
                     "exact": exact.map(|t| t.0),
                 },
-                "folds": results.iter().enumerate().map(|(k, r)| json!({
+                "folds": fold_ids.iter().zip(&results).map(|(k, r)| json!({
                     "fold": k,
                     "n_train": r.n_train,
                     "n_test": r.n_test,
