@@ -168,7 +168,7 @@ fn the_table_reuses_cached_folds() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let cache = FoldCache::new(dir.path());
     let progress = indicatif::ProgressBar::hidden();
-    let run = || {
+    let run = |cache: &FoldCache, jobs: usize| {
         Table1Folds
             .run(&RunContext {
                 size: RunSize::Smoke,
@@ -176,13 +176,13 @@ fn the_table_reuses_cached_folds() {
                 data_dir: &data_dir,
                 progress: &progress,
                 folds: Some(2),
-                fold_cache: Some(&cache),
-                jobs: 2,
+                fold_cache: Some(cache),
+                jobs,
             })
             .expect("table runs")
     };
-    let first = run();
-    let second = run();
+    let first = run(&cache, 2);
+    let second = run(&cache, 2);
     let loaded = |out: &gp_bench::experiment::ExperimentOutput| {
         out.notes
             .iter()
@@ -204,23 +204,10 @@ fn the_table_reuses_cached_folds() {
     assert!(first.notes.iter().any(|n| n.contains("2 at a time")));
     // `--cached-only` reports the recorded folds and runs nothing: the same table from the
     // filled cache, no rows from an empty one.
-    let run_cached_only = |cache: &FoldCache| {
-        Table1Folds
-            .run(&RunContext {
-                size: RunSize::Smoke,
-                seed: 0,
-                data_dir: &data_dir,
-                progress: &progress,
-                folds: Some(2),
-                fold_cache: Some(cache),
-                jobs: 1,
-            })
-            .expect("table runs")
-    };
-    let recorded = run_cached_only(&cache.clone().with_cached_only(true));
+    let recorded = run(&cache.clone().with_cached_only(true), 1);
     assert_eq!(recorded.raw, first.raw);
     let empty_dir = tempfile::tempdir().expect("temporary directory");
-    let empty = run_cached_only(&FoldCache::new(empty_dir.path()).with_cached_only(true));
+    let empty = run(&FoldCache::new(empty_dir.path()).with_cached_only(true), 1);
     assert_eq!(empty.raw["datasets"].as_array().map(Vec::len), Some(0));
     assert!(empty
         .notes

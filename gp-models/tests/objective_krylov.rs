@@ -431,3 +431,11 @@ fn symmetric_stored_products_equal_the_dense_product() {
         assert!((&out - &a * &v).norm_max() < 1e-9 * (n as f64).max(1.0));
     }
 }
+
+#[test]
+fn the_exact_loss_is_the_cholesky_estimate_value_per_point() {
+    let (x, y, kernel) = problem(40, 9);
+    let e = cholesky_estimate(&kernel, x.as_ref(), y.as_ref(), 0.05).unwrap();
+    let loss = gp_models::objective::exact_loss(&kernel, x.as_ref(), y.as_ref(), 0.05).unwrap();
+    assert_eq!(loss, -e.lml.unwrap() / 40.0);
+}

@@ -26,3 +26,16 @@ pub fn cholesky_estimate<K: Kernel + Clone>(
         work: 0,
     })
 }
+
+/// The exact loss `−log p(y | X, θ) / n` alone (zero prior mean): one Cholesky
+/// factorization, no gradient (the value [`cholesky_estimate`] returns, without its `n³`
+/// inverse and derivative pass). Used for the "exact loss" along training.
+pub fn exact_loss<K: Kernel + Clone>(
+    kernel: &K,
+    x: MatRef<'_, f64>,
+    y: ColRef<'_, f64>,
+    noise_variance: f64,
+) -> Result<f64> {
+    let gp = ExactGp::fit(kernel.clone(), x, y, noise_variance)?;
+    Ok(-gp.log_marginal_likelihood() / y.nrows() as f64)
+}

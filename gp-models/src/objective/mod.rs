@@ -29,7 +29,7 @@ mod softplus;
 mod stored_kernel;
 mod train;
 
-pub use cholesky::cholesky_estimate;
+pub use cholesky::{cholesky_estimate, exact_loss};
 pub use dense::DenseKernelCovariance;
 pub use estimator::{Estimator, KrylovObjectiveOptions, ObjectiveEstimate};
 pub use evaluate::estimate;

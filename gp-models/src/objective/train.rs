@@ -12,7 +12,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::error::{ModelError, Result};
-use crate::objective::cholesky::cholesky_estimate;
+use crate::objective::cholesky::exact_loss;
 use crate::objective::estimator::{Estimator, KrylovObjectiveOptions, ObjectiveEstimate};
 use crate::objective::evaluate::estimate;
 use crate::objective::groups::ParameterGroups;
@@ -122,7 +122,7 @@ pub fn train_objective<K: Kernel + Clone + 'static>(
     };
     let exact = |log_params: &[f64]| -> Result<f64> {
         let (k, s2) = with_params(log_params)?;
-        exact_loss(&k, s2, x, y)
+        exact_loss(&k, x, y, s2)
     };
     let mut start = kernel.log_params();
     start.push(noise_variance.ln());
@@ -167,9 +167,9 @@ pub fn train_objective_ski<K: Kernel + Clone>(
         let model = ski.with_log_params(log_params)?;
         exact_loss(
             model.kernel(),
-            model.noise_variance(),
             ski.train_x(),
             ski.train_y(),
+            model.noise_variance(),
         )
     };
     let start = ski.log_params();
@@ -188,17 +188,6 @@ pub fn train_objective_ski<K: Kernel + Clone>(
         steps: run.steps,
         training_seconds: run.training_seconds,
     })
-}
-
-/// The exact loss `−log p / n` by Cholesky.
-fn exact_loss<K: Kernel + Clone>(
-    kernel: &K,
-    noise_variance: f64,
-    x: MatRef<'_, f64>,
-    y: ColRef<'_, f64>,
-) -> Result<f64> {
-    let e = cholesky_estimate(kernel, x, y, noise_variance)?;
-    Ok(-e.lml.unwrap_or(f64::NAN) / y.nrows() as f64)
 }
 
 /// What [`train_core`] returns.

@@ -9,13 +9,13 @@
 use gp_kernels::SquaredExponential;
 use gp_models::objective::rff::{SsRff, SsRffOptions};
 use gp_models::objective::{
-    cholesky_estimate, Estimator, ObjectiveTrainOptions, ObjectiveTrainResult, ParameterGroups,
+    exact_loss, Estimator, ObjectiveTrainOptions, ObjectiveTrainResult, ParameterGroups,
 };
-use gp_models::optim::{AdamOptions, MultiStepDecay};
+use gp_models::optim::MultiStepDecay;
 use serde_json::json;
 
 use super::data::{load_rtgps, RtgpsSplit, TRAIN_FRACTION};
-use super::{last_exact_loss, train_from_gpytorch_start, GPYTORCH_START};
+use super::{adam_training, last_exact_loss, train_from_gpytorch_start, GPYTORCH_START};
 use crate::error::BenchError;
 use crate::experiment::{
     Check, Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize, Series,
@@ -103,10 +103,14 @@ fn log_grid(count: usize) -> Vec<f64> {
 }
 
 /// The exact loss `−log p / n` at length scale `l` and noise `s2` (output scale fixed).
-fn exact_loss(data: &RtgpsSplit, l: f64, s2: f64) -> Result<f64, BenchError> {
+fn landscape_loss(data: &RtgpsSplit, l: f64, s2: f64) -> Result<f64, BenchError> {
     let kernel = SquaredExponential::isotropic(data.d, l, FIXED_OUTPUTSCALE)?;
-    let e = cholesky_estimate(&kernel, data.x_train.as_ref(), data.y_train.as_ref(), s2)?;
-    Ok(-e.lml.unwrap_or(f64::NAN) / data.x_train.nrows() as f64)
+    Ok(exact_loss(
+        &kernel,
+        data.x_train.as_ref(),
+        data.y_train.as_ref(),
+        s2,
+    )?)
 }
 
 struct Run {
@@ -195,7 +199,7 @@ impl Experiment for Landscape {
         let mut landscape = Vec::with_capacity(p.grid * p.grid);
         for &l in &axis {
             for &s2 in &axis {
-                landscape.push((l, s2, exact_loss(&data, l, s2)?));
+                landscape.push((l, s2, landscape_loss(&data, l, s2)?));
             }
         }
         ctx.progress.inc(1);
@@ -210,16 +214,14 @@ impl Experiment for Landscape {
         let mut runs = Vec::new();
         for (i, estimator) in estimators.iter().enumerate() {
             let options = ObjectiveTrainOptions {
-                adam: AdamOptions {
-                    learning_rate: LEARNING_RATE,
-                    iterations: p.steps,
-                    learning_rate_decay: Some(MultiStepDecay::paper_gp()),
-                    ..AdamOptions::default()
-                },
-                seed: ctx.seed + 1 + i as u64,
                 exact_loss_every: Some(p.steps),
                 groups: Some(ParameterGroups::isotropic(d, false)),
-                ..ObjectiveTrainOptions::default()
+                ..adam_training(
+                    LEARNING_RATE,
+                    p.steps,
+                    Some(MultiStepDecay::paper_gp()),
+                    ctx.seed + 1 + i as u64,
+                )
             };
             let result = train_from_gpytorch_start(
                 &kernel,

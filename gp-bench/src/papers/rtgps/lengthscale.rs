@@ -4,12 +4,11 @@
 //! lengthscale is compared with Cholesky's on the same data: `log(mean_i ℓ̂_i / ℓ̂_Chol,i)`.
 
 use gp_kernels::{Kernel, SquaredExponential};
-use gp_models::objective::{Estimator, ObjectiveTrainOptions};
-use gp_models::optim::AdamOptions;
+use gp_models::objective::Estimator;
 use serde_json::json;
 
 use super::toy::{fig2_toy, fig2_true_lengthscales, PriorProblem};
-use super::{train_from_gpytorch_start, GPYTORCH_START};
+use super::{adam_training, train_from_gpytorch_start, GPYTORCH_START};
 use crate::error::BenchError;
 use crate::experiment::{
     Check, Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize, Series,
@@ -61,15 +60,7 @@ fn learned_lengthscale(
 ) -> Result<f64, BenchError> {
     let init = GPYTORCH_START;
     let kernel = SquaredExponential::isotropic(1, 0.5, init)?;
-    let mut options = ObjectiveTrainOptions {
-        adam: AdamOptions {
-            learning_rate: 0.05,
-            iterations: steps,
-            ..AdamOptions::default()
-        },
-        seed,
-        ..ObjectiveTrainOptions::default()
-    };
+    let mut options = adam_training(0.05, steps, None, seed);
     // The reference code's CG runs without preconditioner at tolerance 1e-50: exactly J
     // iterations.
     options.krylov.tolerance = 0.0;

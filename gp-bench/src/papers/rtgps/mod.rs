@@ -40,6 +40,27 @@ pub fn paper() -> Paper {
 /// `softplus(0) = ln 2` (the noise adds its floor 1e-4).
 pub(crate) const GPYTORCH_START: f64 = std::f64::consts::LN_2;
 
+/// The paper's training options: Adam at `learning_rate` for `steps` steps with the
+/// schedule `decay`, the estimator's random draws seeded by `seed`, everything else at its
+/// default (set `exact_loss_every`, `groups`, ... by struct update).
+pub(crate) fn adam_training(
+    learning_rate: f64,
+    steps: usize,
+    decay: Option<gp_models::optim::MultiStepDecay>,
+    seed: u64,
+) -> gp_models::objective::ObjectiveTrainOptions {
+    gp_models::objective::ObjectiveTrainOptions {
+        adam: gp_models::optim::AdamOptions {
+            learning_rate,
+            iterations: steps,
+            learning_rate_decay: decay,
+            ..gp_models::optim::AdamOptions::default()
+        },
+        seed,
+        ..gp_models::objective::ObjectiveTrainOptions::default()
+    }
+}
+
 /// Trains `kernel` and the noise (from GPyTorch's start, `ln 2 + 1e-4`) on `(x, y)` with
 /// `estimator`, without an observer.
 pub(crate) fn train_from_gpytorch_start(

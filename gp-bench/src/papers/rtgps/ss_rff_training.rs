@@ -6,11 +6,12 @@
 use gp_kernels::SquaredExponential;
 use gp_models::objective::rff::{SsRff, SsRffOptions};
 use gp_models::objective::{Estimator, ObjectiveTrainOptions, ObjectiveTrainResult};
-use gp_models::optim::AdamOptions;
 use serde_json::json;
 
 use super::toy::{h10_problem, H10Config};
-use super::{exact_loss_series, exact_losses, train_from_gpytorch_start, GPYTORCH_START};
+use super::{
+    adam_training, exact_loss_series, exact_losses, train_from_gpytorch_start, GPYTORCH_START,
+};
 use crate::error::BenchError;
 use crate::experiment::{
     Check, Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize,
@@ -154,18 +155,11 @@ impl Experiment for SsRffTraining {
         let kernel = SquaredExponential::isotropic(problem.d(), GPYTORCH_START, GPYTORCH_START)?;
         let mut runs = Vec::new();
         for (i, estimator) in estimators.iter().enumerate() {
+            // A constant rate: the schedule's ×0.1 steps would make every method look
+            // settled at 50% of the run, whatever its estimator.
             let options = ObjectiveTrainOptions {
-                adam: AdamOptions {
-                    learning_rate: 0.05,
-                    iterations: p.steps,
-                    // A constant rate: the schedule's ×0.1 steps would make every method
-                    // look settled at 50% of the run, whatever its estimator.
-                    learning_rate_decay: None,
-                    ..AdamOptions::default()
-                },
-                seed: ctx.seed + 1 + i as u64,
                 exact_loss_every: Some(p.exact_every),
-                ..ObjectiveTrainOptions::default()
+                ..adam_training(0.05, p.steps, None, ctx.seed + 1 + i as u64)
             };
             let result = train_from_gpytorch_start(
                 &kernel,

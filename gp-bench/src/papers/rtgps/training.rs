@@ -7,11 +7,13 @@ use gp_kernels::SquaredExponential;
 use gp_models::objective::{
     train_objective, Estimator, ObjectiveTrainOptions, ObjectiveTrainResult,
 };
-use gp_models::optim::{AdamOptions, MultiStepDecay};
+use gp_models::optim::MultiStepDecay;
 use serde_json::json;
 
 use super::toy::{h10_problem, H10Config, PriorProblem};
-use super::{exact_loss_series, last_exact_loss, train_from_gpytorch_start, GPYTORCH_START};
+use super::{
+    adam_training, exact_loss_series, last_exact_loss, train_from_gpytorch_start, GPYTORCH_START,
+};
 use crate::error::BenchError;
 use crate::experiment::{
     Check, Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize,
@@ -80,15 +82,8 @@ fn train(
     seed: u64,
 ) -> Result<Run, BenchError> {
     let options = ObjectiveTrainOptions {
-        adam: AdamOptions {
-            learning_rate: 0.05,
-            iterations: steps,
-            learning_rate_decay: Some(MultiStepDecay::paper_gp()),
-            ..AdamOptions::default()
-        },
-        seed,
         exact_loss_every,
-        ..ObjectiveTrainOptions::default()
+        ..adam_training(0.05, steps, Some(MultiStepDecay::paper_gp()), seed)
     };
     let (x, y) = (problem.x.as_ref(), problem.y.as_ref());
     let result = match start {

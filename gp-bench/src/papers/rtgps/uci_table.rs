@@ -4,13 +4,13 @@
 //! H13 (RR-CG costs ≤ 1.3× CG per step) as checks.
 
 use gp_kernels::SquaredExponential;
-use gp_models::objective::{Estimator, ObjectiveTrainOptions};
-use gp_models::optim::{AdamOptions, MultiStepDecay};
+use gp_models::objective::Estimator;
+use gp_models::optim::MultiStepDecay;
 use gp_models::ExactGp;
 use serde_json::json;
 
 use super::data::{load_rtgps, RtgpsSplit};
-use super::{train_from_gpytorch_start, GPYTORCH_START};
+use super::{adam_training, train_from_gpytorch_start, GPYTORCH_START};
 use crate::error::BenchError;
 use crate::experiment::{Check, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize};
 use crate::table::{fmt_seconds, Table};
@@ -108,16 +108,7 @@ fn run_method(
         Estimator::Rff { .. } => (p.rff_steps.unwrap_or(0), MultiStepDecay::paper_rff()),
         _ => (p.steps, MultiStepDecay::paper_gp()),
     };
-    let options = ObjectiveTrainOptions {
-        adam: AdamOptions {
-            learning_rate: p.learning_rate,
-            iterations: steps,
-            learning_rate_decay: Some(decay),
-            ..AdamOptions::default()
-        },
-        seed,
-        ..ObjectiveTrainOptions::default()
-    };
+    let options = adam_training(p.learning_rate, steps, Some(decay), seed);
     let out = train_from_gpytorch_start(
         &kernel,
         split.x_train.as_ref(),
