@@ -2,9 +2,9 @@
 //! folds.
 //!
 //! On the 2-core reference machine one GRIEF fold gains little from a second thread in its
-//! dense algebra (a `p = 1000` Cholesky: 9.5 ms sequential, 8.5 ms on rayon with 2 threads),
-//! so two folds side by side, each sequential, nearly double the throughput of a long
-//! cross-validation. [`run_concurrently`] fixes the workspace's dense parallelism to
+//! dense algebra, so two folds side by side, each sequential, give more throughput: GRIEF's
+//! quick Table 1 (`gp-bench reproduce grief --quick --only table1-folds`) took 8.1 s with
+//! `--jobs 2` against 13.5 s with one fold at a time, with the same results. [`run_concurrently`] fixes the workspace's dense parallelism to
 //! sequential while more than one task runs, and restores the previous setting afterwards.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
