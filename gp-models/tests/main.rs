@@ -30,6 +30,7 @@ mod messages;
 mod ncgp;
 mod ncgp_laplace_gp;
 mod ncgp_metrics;
+mod ncgp_softmax_gp;
 mod normalize_y;
 mod objective_groups;
 mod objective_krylov;

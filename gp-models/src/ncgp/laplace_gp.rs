@@ -122,8 +122,8 @@ fn unsupported_likelihood<L: LaplaceLikelihood>(likelihood: &L) -> ModelError {
         name: "LaplaceGp likelihood",
         reason: format!(
             "the {} likelihood does not factorize over one latent value per point (its W couples \
-             the outputs); LaplaceGp takes Gaussian, Poisson or Bernoulli — use DenseLaplace or \
-             iterncgp for softmax",
+             the outputs); LaplaceGp takes Gaussian, Poisson or Bernoulli — use SoftmaxLaplaceGp \
+             (or DenseLaplace, iterncgp) for softmax",
             likelihood.name()
         ),
     }

@@ -7,8 +7,9 @@
 //! [`gp_solvers::pls`], recycles its actions across steps (no product with `K` to rebuild
 //! the belief), and returns a posterior whose variance includes the computational
 //! uncertainty of the truncated solves ([`IterNcgpPosterior`]). [`DenseLaplace`] is the dense
-//! Newton reference for small problems, and [`LaplaceGp`] the dense Laplace approximation as
-//! a [`GpModel`](crate::GpModel) (evidence, its gradient, training).
+//! Newton reference for small problems, and [`LaplaceGp`] (one latent function: Poisson,
+//! Bernoulli) and [`SoftmaxLaplaceGp`] (`C` classes sharing one kernel) the dense Laplace
+//! approximations as [`GpModel`](crate::GpModel)s (evidence, its gradient, training).
 //!
 //! * likelihoods ([`LaplaceLikelihood`]): [`Gaussian`](crate::Gaussian), [`Poisson`] (log
 //!   link), [`Bernoulli`] (logistic, one latent function), [`Softmax`] (with the `O(NC)`
@@ -53,6 +54,8 @@ mod noise;
 mod posterior;
 mod shared_outputs;
 mod ski_prior;
+mod softmax_gp;
+mod softmax_gp_interface;
 mod step;
 
 pub mod metrics;
@@ -68,6 +71,7 @@ pub use noise::InverseCurvature;
 pub use posterior::{IterNcgpPosterior, LatentMarginals};
 pub use shared_outputs::SharedOutputs;
 pub use ski_prior::{SkiCross, SkiPrior};
+pub use softmax_gp::{SoftmaxGpOptions, SoftmaxLaplaceGp};
 pub use step::StepControl;
 
 pub use metrics::{
