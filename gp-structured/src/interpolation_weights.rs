@@ -1,11 +1,14 @@
 //! The interpolation matrix `W` (`n × m`) in factorized storage, the default representation.
 //!
-//! Each row stores its stencil start (one flat grid index) and its `d·w` per-dimension
-//! weights; the `w^d` entries `Π_l w^{(l)}_{a_l}` are formed on the fly. At `d = 3` (cubic)
-//! that is `8 + 96 = 104` bytes per row instead of the `64·16 = 1024` bytes of CSR values and
-//! column indices, and the benchmark (`examples/interp_bench.rs`) measured it faster than
-//! [`CsrInterpolation`](crate::interpolation_csr::CsrInterpolation) for `W v` and `Wᵀ v` at
-//! `n = 10^6`, which is why it is the default. [`InterpolationWeights::to_csr`] converts.
+//! Each row stores its stencil start (one flat grid index) and its `d` fractional offsets
+//! `τ_l` inside the grid cell; the `d·w` per-dimension weights `w^{(l)}_a(τ_l)` are computed
+//! from them at every product (the same polynomial evaluation the constructor would store,
+//! so the products are bit for bit those of stored weights), and the `w^d` entries
+//! `Π_l w^{(l)}_{a_l}` are formed on the fly. At `d = 1` that is `8 + 8 = 16` bytes per row
+//! (stored cubic weights took 40, CSR 64), at `d = 3` `8 + 24 = 32` (stored weights 104, CSR
+//! 1024). The products are bound by memory traffic, so fewer bytes per row is the speed:
+//! `bench ski-matvec` (`n = 10⁶`, `d = 1`) measured the whole `W K_G Wᵀ + σ²I` product in
+//! about half the time of stored weights. [`InterpolationWeights::to_csr`] converts.
 //!
 //! `W v` is parallel over rows. `Wᵀ v` is parallel over contiguous row blocks, each
 //! accumulating into a private buffer that spans only the columns its rows touch (about `m`
@@ -37,7 +40,7 @@ pub(crate) const ROW_CHUNK: usize = 4096;
 const SUM_BLOCKS: usize = 2;
 
 /// The interpolation matrix `W` of `n` points on a [`RegularGrid`], stored factorized
-/// (stencil start + per-dimension weights per row). Implements [`LinearOperator`] (`W v`) and
+/// (stencil start + per-dimension cell offsets per row). Implements [`LinearOperator`] (`W v`) and
 /// [`TransposeOperator`] (`Wᵀ v`, and `Wᵀ` as an operator through
 /// [`transposed`](TransposeOperator::transposed)).
 #[derive(Debug, Clone)]
@@ -48,7 +51,9 @@ pub struct InterpolationWeights {
     w: usize,
     scheme: InterpolationScheme,
     starts: Vec<usize>,
-    weights: Vec<f64>,
+    /// `τ_l` of every row (`n·d`, row-major): the fractional offset of the point in its
+    /// stencil's cell along dimension `l`.
+    taus: Vec<f64>,
     /// Offsets of the stencil nodes over the first `d − 1` dimensions (the last dimension
     /// is a contiguous run of `w` nodes).
     outer_offsets: Vec<usize>,
@@ -69,19 +74,19 @@ impl InterpolationWeights {
         let w = opts.scheme.stencil_width();
         let strides = grid.strides();
         let mut starts = vec![0usize; n];
-        let mut weights = vec![0.0; n * d * w];
+        let mut taus = vec![0.0; n * d];
         starts
             .par_chunks_mut(ROW_CHUNK)
-            .zip(weights.par_chunks_mut(ROW_CHUNK * d * w))
+            .zip(taus.par_chunks_mut(ROW_CHUNK * d))
             .enumerate()
-            .try_for_each(|(c, (st, wt))| -> Result<()> {
-                for (r, (s, wrow)) in st.iter_mut().zip(wt.chunks_exact_mut(d * w)).enumerate() {
+            .try_for_each(|(c, (st, tt))| -> Result<()> {
+                for (r, (s, trow)) in st.iter_mut().zip(tt.chunks_exact_mut(d)).enumerate() {
                     let i = c * ROW_CHUNK + r;
                     let mut flat = 0;
-                    for (l, wl) in wrow.chunks_exact_mut(w).enumerate() {
+                    for (l, t) in trow.iter_mut().enumerate() {
                         let (start, tau) = loc.locate_1d(i, l, x[(i, l)])?;
                         flat += start * strides[l];
-                        loc.scheme.weights_1d(tau, wl);
+                        *t = tau;
                     }
                     *s = flat;
                 }
@@ -94,7 +99,7 @@ impl InterpolationWeights {
             w,
             scheme: opts.scheme,
             starts,
-            weights,
+            taus,
             outer_offsets: stencil_offsets(&strides[..d - 1], w),
             sizes: grid.sizes().to_vec(),
             strides: strides.to_vec(),
@@ -132,22 +137,24 @@ impl InterpolationWeights {
     }
 
     /// The `d·w` per-dimension weights of row `i` (dimension-major), or `None` if `i ≥ n`.
-    pub fn row_weights(&self, i: usize) -> Option<&[f64]> {
-        let k = self.d * self.w;
-        self.weights.get(i * k..(i + 1) * k)
+    pub fn row_weights(&self, i: usize) -> Option<Vec<f64>> {
+        let taus = self.taus.get(i * self.d..(i + 1) * self.d)?;
+        let mut out = vec![0.0; self.d * self.w];
+        fill_weights(self.scheme, self.w, taus, &mut out);
+        Some(out)
     }
 
-    /// Bytes of the stored representation (starts and weights).
+    /// Bytes of the stored representation (starts and fractional offsets).
     pub fn storage_bytes(&self) -> usize {
         self.starts.len() * std::mem::size_of::<usize>()
-            + self.weights.len() * std::mem::size_of::<f64>()
+            + self.taus.len() * std::mem::size_of::<f64>()
     }
 
     /// Column indices (ascending) and values of row `i`, expanded; `None` if `i ≥ n`.
     pub fn row(&self, i: usize) -> Option<(Vec<usize>, Vec<f64>)> {
         let wrow = self.row_weights(i)?;
         let mut vals = vec![0.0; self.entries_per_row()];
-        expand_weights(wrow, self.w, &mut vals);
+        expand_weights(&wrow, self.w, &mut vals);
         let start = self.starts[i];
         let cols = self
             .outer_offsets
@@ -174,8 +181,14 @@ impl InterpolationWeights {
             .zip(data.par_chunks_mut(e))
             .enumerate()
             .for_each(|(i, (ind, val))| {
-                let k = self.d * self.w;
-                expand_weights(&self.weights[i * k..(i + 1) * k], self.w, val);
+                let mut wrow = vec![0.0; self.d * self.w];
+                fill_weights(
+                    self.scheme,
+                    self.w,
+                    &self.taus[i * self.d..(i + 1) * self.d],
+                    &mut wrow,
+                );
+                expand_weights(&wrow, self.w, val);
                 let start = self.starts[i];
                 for (j, o) in self.outer_offsets.iter().enumerate() {
                     for a in 0..self.w {
@@ -194,28 +207,94 @@ impl InterpolationWeights {
 
     /// `W v` into a slice (`x.len() == m`, `out.len() == n`).
     pub(crate) fn matvec_slice(&self, x: &[f64], out: &mut [f64]) {
+        self.matvec_plus_scaled_slice(x, None, out);
+    }
+
+    /// `out = W x + α v` (`x` of length `m`, `v` and `out` of length `n`) in one pass over
+    /// the rows: `v` is read once and `out` written once, where `W x` followed by adding `α v`
+    /// takes a second pass over both (the SKI operator's `W K_G Wᵀ v + σ² v`). Every entry
+    /// is rounded as `(W x)_i + α v_i`, so the result equals the two-pass one bit for bit.
+    ///
+    /// Errors: [`StructuredError::InvalidArgument`] when a length does not match `W`.
+    pub fn matvec_plus_scaled(
+        &self,
+        x: ColRef<'_, f64>,
+        alpha: f64,
+        v: ColRef<'_, f64>,
+        out: ColMut<'_, f64>,
+    ) -> Result<()> {
+        for (name, found, expected) in [
+            ("x (W x + α v: one entry per grid point)", x.nrows(), self.m),
+            ("v (W x + α v: one entry per row of W)", v.nrows(), self.n),
+            (
+                "out (W x + α v: one entry per row of W)",
+                out.nrows(),
+                self.n,
+            ),
+        ] {
+            if found != expected {
+                return Err(StructuredError::InvalidArgument {
+                    name,
+                    reason: format!("length {found}, expected {expected}"),
+                });
+            }
+        }
+        let (mut xbuf, mut vbuf) = (Vec::new(), Vec::new());
+        let x = col_as_slice(x, &mut xbuf);
+        let v = col_as_slice(v, &mut vbuf);
+        with_out_slice(out, |o| {
+            self.matvec_plus_scaled_slice(x, Some((alpha, v)), o)
+        });
+        Ok(())
+    }
+
+    /// `W x + α v` into a slice (`x.len() == m`, `v.len() == out.len() == n`), or `W x`
+    /// with `shift = None`: the shift fused into the same pass over the rows, so `v` is read
+    /// once and `out` written once (the SKI operator's `W K_G Wᵀ v + σ² v`). Each entry is
+    /// `(W x)_i + α v_i`, the same rounding as adding `α v` after the product.
+    fn matvec_plus_scaled_slice(&self, x: &[f64], shift: Option<(f64, &[f64])>, out: &mut [f64]) {
         let (d, w) = (self.d, self.w);
-        let k = d * w;
+        let scheme = self.scheme;
         out.par_chunks_mut(ROW_CHUNK)
             .enumerate()
             .for_each(|(c, out)| {
                 let mut prefix = vec![0.0; self.outer_offsets.len()];
+                let mut wr = vec![0.0; d * w];
                 let row0 = c * ROW_CHUNK;
-                let weights = &self.weights[row0 * k..(row0 + out.len()) * k];
+                let taus = &self.taus[row0 * d..(row0 + out.len()) * d];
                 let starts = &self.starts[row0..row0 + out.len()];
-                let rows = out.iter_mut().zip(starts).zip(weights.chunks_exact(k));
+                let rows = out.iter_mut().zip(starts).zip(taus.chunks_exact(d));
+                let shifted = shift.map(|(alpha, v)| (alpha, &v[row0..row0 + rows.len()]));
+                let finish = |j: usize, o: &mut f64, value: f64| {
+                    *o = match shifted {
+                        Some((alpha, v)) => value + alpha * v[j],
+                        None => value,
+                    }
+                };
                 match (d, w) {
-                    (1, 4) => rows.for_each(|((o, &st), wr)| *o = cubic_1d(wr, st, x)),
+                    (1, 4) => rows.enumerate().for_each(|(j, ((o, &st), t))| {
+                        let mut w4 = [0.0; 4];
+                        scheme.weights_1d(t[0], &mut w4);
+                        finish(j, o, dot4(&w4, x, st));
+                    }),
                     (2, 4) => {
                         let s0 = self.strides[0];
-                        rows.for_each(|((o, &st), wr)| *o = cubic_2d(wr, st, s0, x))
+                        rows.enumerate().for_each(|(j, ((o, &st), t))| {
+                            fill_weights(scheme, w, t, &mut wr);
+                            finish(j, o, cubic_2d(&wr, st, s0, x));
+                        })
                     }
                     (3, 4) => {
                         let (s0, s1) = (self.strides[0], self.strides[1]);
-                        rows.for_each(|((o, &st), wr)| *o = cubic_3d(wr, st, s0, s1, x))
+                        rows.enumerate().for_each(|(j, ((o, &st), t))| {
+                            fill_weights(scheme, w, t, &mut wr);
+                            finish(j, o, cubic_3d(&wr, st, s0, s1, x));
+                        })
                     }
-                    _ => rows.for_each(|((o, &st), wr)| {
-                        *o = row_dot(wr, w, st, &self.outer_offsets, &mut prefix, x)
+                    _ => rows.enumerate().for_each(|(j, ((o, &st), t))| {
+                        fill_weights(scheme, w, t, &mut wr);
+                        let value = row_dot(&wr, w, st, &self.outer_offsets, &mut prefix, x);
+                        finish(j, o, value);
                     }),
                 }
             });
@@ -224,55 +303,68 @@ impl InterpolationWeights {
     /// `Wᵀ v` into a slice (`v.len() == n`, `out.len() == m`).
     fn scatter_rows(&self, v: &[f64], out: &mut [f64]) {
         let (d, w) = (self.d, self.w);
-        let k = d * w;
+        let scheme = self.scheme;
         let span_last = self.outer_offsets.last().copied().unwrap_or(0) + w;
         transpose_by_blocks(self.n, self.m, ROW_CHUNK, out, |rows| {
-            let lo = rows.clone().map(|i| self.starts[i]).min().unwrap_or(0);
-            let hi = rows
-                .clone()
-                .map(|i| self.starts[i] + span_last)
-                .max()
-                .unwrap_or(0);
+            // The columns the block touches, in one pass over its starts.
+            let (lo, hi) = self.starts[rows.clone()]
+                .iter()
+                .fold((usize::MAX, 0), |(lo, hi), &st| {
+                    (lo.min(st), hi.max(st + span_last))
+                });
+            let lo = lo.min(hi);
             let mut buf = vec![0.0; hi.saturating_sub(lo)];
             let mut prefix = vec![0.0; self.outer_offsets.len()];
             let (s0, s1) = (
                 self.strides.first().copied().unwrap_or(0),
                 self.strides.get(1).copied().unwrap_or(0),
             );
-            for i in rows {
-                let wrow = &self.weights[i * k..(i + 1) * k];
-                let (at, vi) = (self.starts[i] - lo, v[i]);
-                match (d, w) {
-                    (1, 4) => {
-                        scatter4(&mut buf, at, wrow, vi);
-                        continue;
+            let mut wrow = vec![0.0; d * w];
+            let taus = |i: usize| &self.taus[i * d..(i + 1) * d];
+            // One loop per stencil shape, so the shape is not tested at every row.
+            match (d, w) {
+                (1, 4) => {
+                    for i in rows {
+                        let mut w4 = [0.0; 4];
+                        scheme.weights_1d(self.taus[i], &mut w4);
+                        scatter4(&mut buf, self.starts[i] - lo, &w4, v[i]);
                     }
-                    (2, 4) => {
+                }
+                (2, 4) => {
+                    for i in rows {
+                        fill_weights(scheme, w, taus(i), &mut wrow);
+                        let (at, vi) = (self.starts[i] - lo, v[i]);
                         for (a, wa) in wrow[..4].iter().enumerate() {
                             scatter4(&mut buf, at + a * s0, &wrow[4..8], wa * vi);
                         }
-                        continue;
                     }
-                    (3, 4) => {
+                }
+                (3, 4) => {
+                    for i in rows {
+                        fill_weights(scheme, w, taus(i), &mut wrow);
+                        let (at, vi) = (self.starts[i] - lo, v[i]);
                         for (a, wa) in wrow[..4].iter().enumerate() {
                             let wav = wa * vi;
                             for (b, wb) in wrow[4..8].iter().enumerate() {
                                 scatter4(&mut buf, at + a * s0 + b * s1, &wrow[8..12], wav * wb);
                             }
                         }
-                        continue;
                     }
-                    _ => {}
                 }
-                row_scatter(
-                    wrow,
-                    w,
-                    self.starts[i] - lo,
-                    &self.outer_offsets,
-                    &mut prefix,
-                    v[i],
-                    &mut buf,
-                );
+                _ => {
+                    for i in rows {
+                        fill_weights(scheme, w, taus(i), &mut wrow);
+                        row_scatter(
+                            &wrow,
+                            w,
+                            self.starts[i] - lo,
+                            &self.outer_offsets,
+                            &mut prefix,
+                            v[i],
+                            &mut buf,
+                        );
+                    }
+                }
             }
             (lo, buf)
         });
@@ -296,10 +388,12 @@ fn scatter4(buf: &mut [f64], at: usize, w: &[f64], val: f64) {
     bs[3] += val * w[3];
 }
 
-/// One row of cubic `W` in 1-D.
+/// The `d·w` per-dimension weights of one row (dimension-major) from its offsets `τ_l`.
 #[inline(always)]
-fn cubic_1d(wr: &[f64], start: usize, x: &[f64]) -> f64 {
-    dot4(&wr[..4], x, start)
+fn fill_weights(scheme: InterpolationScheme, w: usize, taus: &[f64], out: &mut [f64]) {
+    for (tau, wl) in taus.iter().zip(out.chunks_exact_mut(w)) {
+        scheme.weights_1d(*tau, wl);
+    }
 }
 
 /// One row of cubic `W` in 2-D (`s0` = stride of dimension 0).

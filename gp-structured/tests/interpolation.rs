@@ -366,3 +366,61 @@ fn transpose_product_does_not_depend_on_the_thread_count() {
         }
     }
 }
+
+/// The fused `W x + α v` equals the product followed by adding `α v`, bit for bit, on the
+/// specialised cubic stencils (d = 1, 2, 3), the general path (linear) and more rows than one
+/// parallel chunk; wrong lengths are typed errors.
+#[test]
+fn fused_shift_equals_product_then_shift_bitwise() {
+    for (sizes, n, opts) in [
+        (&[40][..], 9000, CUBIC),
+        (&[12, 9][..], 500, CUBIC),
+        (&[7, 6, 8][..], 300, CUBIC),
+        (&[9, 7][..], 400, LINEAR),
+    ] {
+        let (grid, x) = setup(sizes, n, opts.scheme, 21);
+        let w = InterpolationWeights::new(&grid, x.as_ref(), opts).unwrap();
+        let u = random_col(grid.num_points(), 22);
+        let v = random_col(n, 23);
+        let alpha = 0.037;
+        let mut two_pass = w.apply(u.as_ref()).unwrap();
+        for i in 0..n {
+            two_pass[i] += alpha * v[i];
+        }
+        let mut fused = Col::<f64>::zeros(n);
+        w.matvec_plus_scaled(u.as_ref(), alpha, v.as_ref(), fused.as_mut())
+            .unwrap();
+        for i in 0..n {
+            assert_eq!(
+                fused[i].to_bits(),
+                two_pass[i].to_bits(),
+                "{sizes:?}, row {i}"
+            );
+        }
+    }
+    let (grid, x) = setup(&[10], 20, InterpolationScheme::Cubic, 1);
+    let w = InterpolationWeights::new(&grid, x.as_ref(), CUBIC).unwrap();
+    let (u, v) = (Col::<f64>::zeros(grid.num_points()), Col::<f64>::zeros(20));
+    let mut out = Col::<f64>::zeros(20);
+    for (u_len, v_len, out_len) in [
+        (3, 20, 20),
+        (grid.num_points(), 19, 20),
+        (grid.num_points(), 20, 21),
+    ] {
+        let mut o = Col::<f64>::zeros(out_len);
+        let err = w
+            .matvec_plus_scaled(
+                u.subrows(0, u_len.min(u.nrows())).as_ref(),
+                1.0,
+                Col::<f64>::zeros(v_len).as_ref(),
+                o.as_mut(),
+            )
+            .unwrap_err();
+        assert!(
+            matches!(err, StructuredError::InvalidArgument { .. }),
+            "{err}"
+        );
+    }
+    w.matvec_plus_scaled(u.as_ref(), 1.0, v.as_ref(), out.as_mut())
+        .unwrap();
+}

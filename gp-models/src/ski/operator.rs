@@ -89,14 +89,21 @@ impl LinearOperator for SkiOperator<'_> {
         let mut inner = Mat::<f64>::zeros(m, k);
         self.inner.matmat(wt_x.as_ref(), inner.as_mut());
         drop(wt_x);
-        self.w.matmat(inner.as_ref(), out.rb_mut());
-        if self.shift != 0.0 {
-            for j in 0..k {
-                let xj = x.col(j);
-                let mut oj = out.rb_mut().col_mut(j);
-                for i in 0..xj.nrows() {
-                    oj[i] += self.shift * xj[i];
-                }
+        if self.shift == 0.0 {
+            self.w.matmat(inner.as_ref(), out.rb_mut());
+            return;
+        }
+        // W u + σ² x in one pass over the rows. The shapes are the operator's own (the
+        // trait's callers check them), so this cannot fail; if it did, NaN marks the column
+        // for the solvers' finiteness checks instead of leaving it silently wrong.
+        for j in 0..k {
+            let mut oj = out.rb_mut().col_mut(j);
+            if self
+                .w
+                .matvec_plus_scaled(inner.col(j), self.shift, x.col(j), oj.rb_mut())
+                .is_err()
+            {
+                oj.fill(f64::NAN);
             }
         }
     }
