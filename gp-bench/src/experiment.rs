@@ -173,6 +173,20 @@ pub trait Experiment: Send + Sync {
         let _ = folds;
         self.estimate_seconds(size)
     }
+    /// The estimate of what is left to run: as
+    /// [`estimate_seconds_with_folds`](Experiment::estimate_seconds_with_folds), without the
+    /// folds a fold cache already holds for the run's settings and `seed` (default: the
+    /// cache does not apply).
+    fn estimate_seconds_remaining(
+        &self,
+        size: RunSize,
+        folds: Option<usize>,
+        fold_cache: Option<&crate::fold_cache::FoldCache>,
+        seed: u64,
+    ) -> f64 {
+        let _ = (fold_cache, seed);
+        self.estimate_seconds_with_folds(size, folds)
+    }
     /// Runs the experiment.
     fn run(&self, ctx: &RunContext<'_>) -> Result<ExperimentOutput, BenchError>;
 }

@@ -259,12 +259,22 @@ fn reproduce(
         }
         selected.retain(|p| !p.experiments.is_empty());
     }
-    let estimate = estimate_seconds(&selected, size, folds);
+    let fold_cache = fold_cache.map(|dir| FoldCache::new(dir).with_cached_only(cached_only));
+    let estimate = if cached_only {
+        0.0
+    } else {
+        estimate_seconds(&selected, size, folds, fold_cache.as_ref(), seed)
+    };
     println!(
-        "gp-bench reproduce --{size}: {} paper(s), {} experiment(s), seed {seed}, estimated {} on 2 cores",
+        "gp-bench reproduce --{size}: {} paper(s), {} experiment(s), seed {seed}, estimated {} on 2 cores{}",
         selected.len(),
         selected.iter().map(|p| p.experiments.len()).sum::<usize>(),
-        fmt_seconds(estimate)
+        fmt_seconds(estimate),
+        if fold_cache.is_some() {
+            " (folds already in the fold cache not counted)"
+        } else {
+            ""
+        }
     );
     println!("data directory: {}", dir.describe());
     println!("output: {}\n", out_root.display());
@@ -275,7 +285,7 @@ fn reproduce(
         out_root: out_root.clone(),
         show_progress,
         folds,
-        fold_cache: fold_cache.map(|dir| FoldCache::new(dir).with_cached_only(cached_only)),
+        fold_cache,
         jobs,
     };
     let runs = run_papers(&selected, &options)?;

@@ -39,12 +39,19 @@ pub struct ReproduceOptions {
 }
 
 /// The summed wall-time estimate of the papers' experiments at `size`, in seconds, with
-/// `--folds K` (`folds`) where an experiment cross-validates.
-pub fn estimate_seconds(papers: &[Paper], size: RunSize, folds: Option<usize>) -> f64 {
+/// `--folds K` (`folds`) where an experiment cross-validates, and without the folds
+/// `fold_cache` already holds for `seed`.
+pub fn estimate_seconds(
+    papers: &[Paper],
+    size: RunSize,
+    folds: Option<usize>,
+    fold_cache: Option<&FoldCache>,
+    seed: u64,
+) -> f64 {
     papers
         .iter()
         .flat_map(|p| &p.experiments)
-        .map(|e| e.estimate_seconds_with_folds(size, folds))
+        .map(|e| e.estimate_seconds_remaining(size, folds, fold_cache, seed))
         .sum()
 }
 

@@ -144,3 +144,34 @@ fn the_table_estimate_follows_the_folds_kept() {
         fig2.estimate_seconds(RunSize::Full)
     );
 }
+
+/// With a fold cache the Table 1 estimate counts only the folds the cache does not hold: an
+/// empty cache changes nothing, and the recorded folds committed in `results/fold-cache`
+/// take their share off. (Should this fail after `GRIEF_FOLD_VERSION` changed, the committed
+/// folds no longer match the code: run them again or remove them.)
+#[test]
+fn the_table_estimate_leaves_out_recorded_folds() {
+    use gp_bench::fold_cache::FoldCache;
+    use gp_bench::papers::grief::table1_folds::Table1Folds;
+    let table = Table1Folds;
+    let all = table.estimate_seconds(RunSize::Full);
+    let empty = std::env::temp_dir().join(format!("gp-bench-empty-cache-{}", std::process::id()));
+    let none = FoldCache::new(&empty);
+    assert_eq!(
+        table.estimate_seconds_remaining(RunSize::Full, None, Some(&none), 0),
+        all
+    );
+    assert_eq!(
+        table.estimate_seconds_remaining(RunSize::Full, Some(1), Some(&none), 0),
+        table.estimate_seconds_with_folds(RunSize::Full, Some(1))
+    );
+    let recorded =
+        FoldCache::new(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/fold-cache"));
+    let left = table.estimate_seconds_remaining(RunSize::Full, None, Some(&recorded), 0);
+    assert!(left < all, "{left} of {all}");
+    // Another seed's folds are not the recorded ones.
+    assert_eq!(
+        table.estimate_seconds_remaining(RunSize::Full, None, Some(&recorded), 1),
+        all
+    );
+}

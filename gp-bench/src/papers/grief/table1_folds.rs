@@ -16,9 +16,10 @@ use super::table1::{MeanStd, PaperRow, PAPER_TABLE};
 use crate::data::uci::{load_uci, UCI_FOLDS};
 use crate::error::BenchError;
 use crate::experiment::{Check, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize};
-use crate::fold_cache::FoldKey;
+use crate::fold_cache::{FoldCache, FoldKey};
 use crate::jobs::run_concurrently;
 use crate::table::{fmt_seconds, Table};
+use gp_models::grief::dual::data_space_is_cheaper;
 use gp_models::sampling::MalaOptions;
 
 /// The experiment.
@@ -118,6 +119,46 @@ fn paper_row(name: &str) -> Option<&'static PaperRow> {
     PAPER_TABLE.iter().find(|r| r.paper_name == name)
 }
 
+/// The estimated seconds of one `--full` fold of the set in `row`. Measured: the sets whose
+/// training part runs GRIEF-I in the data space (n below about 0.53 p) take ≈ 40 s on
+/// average (fertility fold 0: 8.8 s in all, housing's slowest folds several minutes); the
+/// larger ones run 10 000 weight-space steps at p = 1000 (12–20 ms each) plus GRIEF-II
+/// (elevators fold 0: 338 s in all, kin40k: 220 s), ≈ 300 s.
+fn full_fold_seconds(row: &PaperRow) -> f64 {
+    let n_train = row.n - row.n.div_ceil(UCI_FOLDS);
+    if data_space_is_cheaper(n_train, plan(RunSize::Full).p_type_one) {
+        40.0
+    } else {
+        300.0
+    }
+}
+
+/// The settings of fold `k` of the set in `row` under `plan` (the fold's seed is the run's
+/// plus `k`).
+fn fold_options(plan: &Plan, row: &PaperRow, seed: u64, k: usize) -> GriefFoldOptions {
+    GriefFoldOptions {
+        n_full: row.n,
+        init_points: 1000,
+        init_restarts: plan.init_restarts,
+        max_iterations: plan.max_iterations,
+        exact_max_train: Some(EXACT_MAX_TRAIN),
+        p_type_one: plan.p_type_one,
+        mala: plan.mala,
+        seed: seed.wrapping_add(k as u64),
+        progress: false,
+    }
+}
+
+/// The fold cache's key of fold `k` of the set stored in `folder`, run with `options`.
+fn fold_key<'a>(folder: &'a str, k: usize, options: &GriefFoldOptions) -> FoldKey<'a> {
+    FoldKey {
+        experiment: CACHE_EXPERIMENT,
+        dataset: folder,
+        fold: k,
+        settings: options.cache_settings(),
+    }
+}
+
 impl Experiment for Table1Folds {
     fn name(&self) -> &'static str {
         "table1-folds"
@@ -159,11 +200,14 @@ impl Experiment for Table1Folds {
         match size {
             RunSize::Smoke => 3.0,
             RunSize::Quick => 40.0,
-            // Measured per fold: the 13 sets with n < 530 run GRIEF-I in the data space
-            // (fertility fold 0: 8.8 s in all), ≈ 40 s on average; the 8 larger ones run
-            // 10 000 weight-space steps at p = 1000 (≈ 12–14 ms each) plus GRIEF-II
-            // (elevators fold 0: 338 s in all, kin40k: 220 s), ≈ 300 s.
-            RunSize::Full => 10.0 * (13.0 * 40.0 + 8.0 * 300.0),
+            RunSize::Full => {
+                UCI_FOLDS as f64
+                    * ALL_SETS
+                        .iter()
+                        .filter_map(|name| paper_row(name))
+                        .map(full_fold_seconds)
+                        .sum::<f64>()
+            }
         }
     }
 
@@ -171,6 +215,45 @@ impl Experiment for Table1Folds {
         let all = plan(size).folds;
         let kept = folds.map_or(all, |k| k.min(all));
         self.estimate_seconds(size) * kept as f64 / all.max(1) as f64
+    }
+
+    /// Without a cache, [`estimate_seconds_with_folds`](Experiment::estimate_seconds_with_folds).
+    /// With one, the per-fold costs of the estimate above (at `--full` by set,
+    /// `full_fold_seconds`) summed over the folds the cache does not hold.
+    fn estimate_seconds_remaining(
+        &self,
+        size: RunSize,
+        folds: Option<usize>,
+        fold_cache: Option<&FoldCache>,
+        seed: u64,
+    ) -> f64 {
+        let Some(cache) = fold_cache else {
+            return self.estimate_seconds_with_folds(size, folds);
+        };
+        let p = plan(size);
+        let kept = folds.map_or(p.folds, |k| k.min(p.folds));
+        let per_fold_quick = self.estimate_seconds(size) / (p.sets.len() * p.folds).max(1) as f64;
+        p.sets
+            .iter()
+            .filter_map(|name| paper_row(name))
+            .map(|row| {
+                let per_fold = match size {
+                    RunSize::Full => full_fold_seconds(row),
+                    _ => per_fold_quick,
+                };
+                let missing = (0..kept)
+                    .filter(|&k| {
+                        row.uci.is_none_or(|folder| {
+                            let options = fold_options(&p, row, seed, k);
+                            cache
+                                .load::<GriefFoldResult>(&fold_key(folder, k, &options))
+                                .is_none()
+                        })
+                    })
+                    .count();
+                per_fold * missing as f64
+            })
+            .sum()
     }
 
     fn run(&self, ctx: &RunContext<'_>) -> Result<ExperimentOutput, BenchError> {
@@ -268,23 +351,8 @@ impl Experiment for Table1Folds {
             let fold_data = (0..folds)
                 .map(|k| data.fold(k))
                 .collect::<Result<Vec<_>, _>>()?;
-            let options_of = |k: usize| GriefFoldOptions {
-                n_full: row.n,
-                init_points: 1000,
-                init_restarts: p.init_restarts,
-                max_iterations: p.max_iterations,
-                exact_max_train: Some(EXACT_MAX_TRAIN),
-                p_type_one: p.p_type_one,
-                mala: p.mala,
-                seed: ctx.seed.wrapping_add(k as u64),
-                progress: false,
-            };
-            let key_of = |k: usize| FoldKey {
-                experiment: CACHE_EXPERIMENT,
-                dataset: folder,
-                fold: k,
-                settings: options_of(k).cache_settings(),
-            };
+            let options_of = |k: usize| fold_options(&p, row, ctx.seed, k);
+            let key_of = |k: usize| fold_key(folder, k, &options_of(k));
             ctx.progress
                 .set_message(format!("{name} (n = {}, d = {})", row.n, row.d));
             let outcomes = run_concurrently(folds, ctx.jobs, |k| {
