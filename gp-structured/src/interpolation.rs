@@ -110,8 +110,9 @@ impl InterpolationScheme {
         }
     }
 
-    /// Writes the `stencil_width()` weights for fractional offset `tau` into `out`.
-    #[inline]
+    /// Writes the `stencil_width()` weights for fractional offset `tau` into `out` (inlined
+    /// always, so that the SIMD builds of the interpolation loops compile it again).
+    #[inline(always)]
     pub(crate) fn weights_1d(self, tau: f64, out: &mut [f64]) {
         match self {
             Self::Linear => {

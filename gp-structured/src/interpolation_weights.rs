@@ -272,11 +272,7 @@ impl InterpolationWeights {
                     }
                 };
                 match (d, w) {
-                    (1, 4) => rows.enumerate().for_each(|(j, ((o, &st), t))| {
-                        let mut w4 = [0.0; 4];
-                        scheme.weights_1d(t[0], &mut w4);
-                        finish(j, o, dot4(&w4, x, st));
-                    }),
+                    (1, 4) => gather_1d(scheme, taus, starts, x, shifted, out),
                     (2, 4) => {
                         let s0 = self.strides[0];
                         rows.enumerate().for_each(|(j, ((o, &st), t))| {
@@ -323,13 +319,14 @@ impl InterpolationWeights {
             let taus = |i: usize| &self.taus[i * d..(i + 1) * d];
             // One loop per stencil shape, so the shape is not tested at every row.
             match (d, w) {
-                (1, 4) => {
-                    for i in rows {
-                        let mut w4 = [0.0; 4];
-                        scheme.weights_1d(self.taus[i], &mut w4);
-                        scatter4(&mut buf, self.starts[i] - lo, &w4, v[i]);
-                    }
-                }
+                (1, 4) => scatter_1d(
+                    scheme,
+                    &self.taus[rows.clone()],
+                    &self.starts[rows.clone()],
+                    &v[rows],
+                    lo,
+                    &mut buf,
+                ),
                 (2, 4) => {
                     for i in rows {
                         fill_weights(scheme, w, taus(i), &mut wrow);
@@ -368,6 +365,77 @@ impl InterpolationWeights {
             }
             (lo, buf)
         });
+    }
+}
+
+gp_linalg::simd_dispatch! {
+    /// `out_j = (W x)_j (+ α v_j)` for the rows of one chunk of a 1-D, 4-wide stencil,
+    /// compiled for AVX2 where the CPU has it (no FMA contraction in either build: the same
+    /// bits).
+    fn gather_1d(
+        scheme: InterpolationScheme,
+        taus: &[f64],
+        starts: &[usize],
+        x: &[f64],
+        shift: Option<(f64, &[f64])>,
+        out: &mut [f64],
+    ) = gather_1d_body, avx2 via gather_1d_avx2;
+}
+
+#[inline(always)]
+fn gather_1d_body(
+    scheme: InterpolationScheme,
+    taus: &[f64],
+    starts: &[usize],
+    x: &[f64],
+    shift: Option<(f64, &[f64])>,
+    out: &mut [f64],
+) {
+    let rows = out.iter_mut().zip(starts).zip(taus);
+    match shift {
+        Some((alpha, v)) => {
+            for (((o, &st), &tau), &vj) in rows.zip(v) {
+                let mut w4 = [0.0; 4];
+                scheme.weights_1d(tau, &mut w4);
+                *o = dot4(&w4, x, st) + alpha * vj;
+            }
+        }
+        None => {
+            for ((o, &st), &tau) in rows {
+                let mut w4 = [0.0; 4];
+                scheme.weights_1d(tau, &mut w4);
+                *o = dot4(&w4, x, st);
+            }
+        }
+    }
+}
+
+gp_linalg::simd_dispatch! {
+    /// `buf[start_i − lo + a] += v_i w_a(τ_i)` for the rows of one block of a 1-D, 4-wide
+    /// stencil, compiled for AVX2 where the CPU has it (the same bits in both builds).
+    fn scatter_1d(
+        scheme: InterpolationScheme,
+        taus: &[f64],
+        starts: &[usize],
+        v: &[f64],
+        lo: usize,
+        buf: &mut [f64],
+    ) = scatter_1d_body, avx2 via scatter_1d_avx2;
+}
+
+#[inline(always)]
+fn scatter_1d_body(
+    scheme: InterpolationScheme,
+    taus: &[f64],
+    starts: &[usize],
+    v: &[f64],
+    lo: usize,
+    buf: &mut [f64],
+) {
+    for ((&tau, &st), &vi) in taus.iter().zip(starts).zip(v) {
+        let mut w4 = [0.0; 4];
+        scheme.weights_1d(tau, &mut w4);
+        scatter4(buf, st - lo, &w4, vi);
     }
 }
 

@@ -424,3 +424,31 @@ fn fused_shift_equals_product_then_shift_bitwise() {
     w.matvec_plus_scaled(u.as_ref(), 1.0, v.as_ref(), out.as_mut())
         .unwrap();
 }
+
+/// The 1-D products run in an AVX2 build where the CPU has it; capping the dispatch level
+/// runs the baseline build through the same public calls, and both give the same bits.
+#[test]
+fn dispatched_1d_products_equal_the_baseline_build_bit_for_bit() {
+    use gp_linalg::simd::{set_max_simd_level, SimdLevel};
+    let n = 10_000;
+    let (grid, x) = setup(&[300], n, InterpolationScheme::Cubic, 31);
+    let w = InterpolationWeights::new(&grid, x.as_ref(), CUBIC).unwrap();
+    let u = random_col(grid.num_points(), 32);
+    let v = random_col(n, 33);
+    let run = || {
+        let wu = w.apply(u.as_ref()).unwrap();
+        let wtv = w.apply_transpose(v.as_ref()).unwrap();
+        let mut fused = Col::<f64>::zeros(n);
+        w.matvec_plus_scaled(u.as_ref(), 0.5, v.as_ref(), fused.as_mut())
+            .unwrap();
+        [wu, wtv, fused]
+    };
+    let dispatched = run();
+    let previous = set_max_simd_level(SimdLevel::Baseline);
+    let baseline = run();
+    set_max_simd_level(previous);
+    for (a, b) in dispatched.iter().zip(&baseline) {
+        let bits = |c: &Col<f64>| c.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(a), bits(b));
+    }
+}
