@@ -432,6 +432,34 @@ fn symmetric_stored_products_equal_the_dense_product() {
     }
 }
 
+/// The stored-symmetric product runs an AVX2+FMA build where the CPU has it; the baseline
+/// build (software `mul_add`) gives the same bits.
+#[test]
+fn symmetric_stored_dispatched_product_equals_the_baseline_build_bitwise() {
+    use gp_linalg::simd::{set_max_simd_level, SimdLevel};
+    use gp_linalg::LinearOperator;
+    use gp_models::objective::SymmetricStored;
+    let mut r = ChaCha8Rng::seed_from_u64(15);
+    let n = 300;
+    let g = Mat::from_fn(n, n, |_, _| r.random::<f64>() - 0.5);
+    let op = SymmetricStored::new(&g + g.transpose());
+    let x = Mat::from_fn(n, 11, |_, _| r.random::<f64>() - 0.5);
+    let run = || {
+        let mut out = Mat::<f64>::zeros(n, 11);
+        op.matmat(x.as_ref(), out.as_mut());
+        out
+    };
+    let dispatched = run();
+    let previous = set_max_simd_level(SimdLevel::Baseline);
+    let baseline = run();
+    set_max_simd_level(previous);
+    for j in 0..11 {
+        for i in 0..n {
+            assert_eq!(dispatched[(i, j)].to_bits(), baseline[(i, j)].to_bits());
+        }
+    }
+}
+
 #[test]
 fn the_exact_loss_is_the_cholesky_estimate_value_per_point() {
     let (x, y, kernel) = problem(40, 9);
