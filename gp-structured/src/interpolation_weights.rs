@@ -6,9 +6,12 @@
 //! so the products are bit for bit those of stored weights), and the `w^d` entries
 //! `Π_l w^{(l)}_{a_l}` are formed on the fly. At `d = 1` that is `8 + 8 = 16` bytes per row
 //! (stored cubic weights took 40, CSR 64), at `d = 3` `8 + 24 = 32` (stored weights 104, CSR
-//! 1024). The products are bound by memory traffic, so fewer bytes per row is the speed:
-//! `bench ski-matvec` (`n = 10⁶`, `d = 1`) measured the whole `W K_G Wᵀ + σ²I` product in
-//! about half the time of stored weights. [`InterpolationWeights::to_csr`] converts.
+//! 1024). At large `n` the products are bound by memory traffic, so fewer bytes per row is
+//! the speed: `gp-bench bench ski-matvec`, three runs interleaved with the stored-weights
+//! build, measured the whole `W K_G Wᵀ + σ²I` product at `n = 10⁶`, `d = 1` in 10.8–15.3 ms
+//! against 17.8–21.1 ms, and at `n = 10⁵`, `d = 3` in 4.4–5.8 ms against 5.6–6.6 ms (the
+//! cubic loops in their AVX2 builds, the weights' polynomials included).
+//! [`InterpolationWeights::to_csr`] converts.
 //!
 //! `W v` is parallel over rows. `Wᵀ v` is parallel over contiguous row blocks, each
 //! accumulating into a private buffer that spans only the columns its rows touch (about `m`
@@ -274,18 +277,12 @@ impl InterpolationWeights {
                 match (d, w) {
                     (1, 4) => gather_1d(scheme, taus, starts, x, shifted, out),
                     (2, 4) => {
-                        let s0 = self.strides[0];
-                        rows.enumerate().for_each(|(j, ((o, &st), t))| {
-                            fill_weights(scheme, w, t, &mut wr);
-                            finish(j, o, cubic_2d(&wr, st, s0, x));
-                        })
+                        let strides = [self.strides[0], 0];
+                        gather_nd::<2>(scheme, taus, starts, strides, x, shifted, out)
                     }
                     (3, 4) => {
-                        let (s0, s1) = (self.strides[0], self.strides[1]);
-                        rows.enumerate().for_each(|(j, ((o, &st), t))| {
-                            fill_weights(scheme, w, t, &mut wr);
-                            finish(j, o, cubic_3d(&wr, st, s0, s1, x));
-                        })
+                        let strides = [self.strides[0], self.strides[1]];
+                        gather_nd::<3>(scheme, taus, starts, strides, x, shifted, out)
                     }
                     _ => rows.enumerate().for_each(|(j, ((o, &st), t))| {
                         fill_weights(scheme, w, t, &mut wr);
@@ -327,27 +324,24 @@ impl InterpolationWeights {
                     lo,
                     &mut buf,
                 ),
-                (2, 4) => {
-                    for i in rows {
-                        fill_weights(scheme, w, taus(i), &mut wrow);
-                        let (at, vi) = (self.starts[i] - lo, v[i]);
-                        for (a, wa) in wrow[..4].iter().enumerate() {
-                            scatter4(&mut buf, at + a * s0, &wrow[4..8], wa * vi);
-                        }
-                    }
-                }
-                (3, 4) => {
-                    for i in rows {
-                        fill_weights(scheme, w, taus(i), &mut wrow);
-                        let (at, vi) = (self.starts[i] - lo, v[i]);
-                        for (a, wa) in wrow[..4].iter().enumerate() {
-                            let wav = wa * vi;
-                            for (b, wb) in wrow[4..8].iter().enumerate() {
-                                scatter4(&mut buf, at + a * s0 + b * s1, &wrow[8..12], wav * wb);
-                            }
-                        }
-                    }
-                }
+                (2, 4) => scatter_nd::<2>(
+                    scheme,
+                    &self.taus[rows.start * 2..rows.end * 2],
+                    &self.starts[rows.clone()],
+                    [s0, 0],
+                    &v[rows],
+                    lo,
+                    &mut buf,
+                ),
+                (3, 4) => scatter_nd::<3>(
+                    scheme,
+                    &self.taus[rows.start * 3..rows.end * 3],
+                    &self.starts[rows.clone()],
+                    [s0, s1],
+                    &v[rows],
+                    lo,
+                    &mut buf,
+                ),
                 _ => {
                     for i in rows {
                         fill_weights(scheme, w, taus(i), &mut wrow);
@@ -436,6 +430,99 @@ fn scatter_1d_body(
         let mut w4 = [0.0; 4];
         scheme.weights_1d(tau, &mut w4);
         scatter4(buf, st - lo, &w4, vi);
+    }
+}
+
+gp_linalg::simd_dispatch! {
+    /// `out_j = (W x)_j (+ α v_j)` for the rows of one chunk of a `D`-dimensional (2 or 3),
+    /// 4-wide stencil with strides `strides` of the first `D − 1` dimensions, compiled for
+    /// AVX2 where the CPU has it (the same bits in both builds).
+    fn gather_nd<const D: usize>(
+        scheme: InterpolationScheme,
+        taus: &[f64],
+        starts: &[usize],
+        strides: [usize; 2],
+        x: &[f64],
+        shift: Option<(f64, &[f64])>,
+        out: &mut [f64],
+    ) = gather_nd_body, avx2 via gather_nd_avx2;
+}
+
+#[inline(always)]
+fn gather_nd_body<const D: usize>(
+    scheme: InterpolationScheme,
+    taus: &[f64],
+    starts: &[usize],
+    strides: [usize; 2],
+    x: &[f64],
+    shift: Option<(f64, &[f64])>,
+    out: &mut [f64],
+) {
+    let mut wr = [0.0; 12];
+    for (j, ((o, &st), t)) in out
+        .iter_mut()
+        .zip(starts)
+        .zip(taus.chunks_exact(D))
+        .enumerate()
+    {
+        for (l, &tau) in t.iter().enumerate() {
+            scheme.weights_1d(tau, &mut wr[4 * l..4 * l + 4]);
+        }
+        let value = if D == 2 {
+            cubic_2d(&wr, st, strides[0], x)
+        } else {
+            cubic_3d(&wr, st, strides[0], strides[1], x)
+        };
+        *o = match shift {
+            Some((alpha, v)) => value + alpha * v[j],
+            None => value,
+        };
+    }
+}
+
+gp_linalg::simd_dispatch! {
+    /// `Wᵀ v` of one block for a `D`-dimensional (2 or 3), 4-wide stencil into `buf`
+    /// (columns from `lo`), compiled for AVX2 where the CPU has it (the same bits).
+    fn scatter_nd<const D: usize>(
+        scheme: InterpolationScheme,
+        taus: &[f64],
+        starts: &[usize],
+        strides: [usize; 2],
+        v: &[f64],
+        lo: usize,
+        buf: &mut [f64],
+    ) = scatter_nd_body, avx2 via scatter_nd_avx2;
+}
+
+#[inline(always)]
+fn scatter_nd_body<const D: usize>(
+    scheme: InterpolationScheme,
+    taus: &[f64],
+    starts: &[usize],
+    strides: [usize; 2],
+    v: &[f64],
+    lo: usize,
+    buf: &mut [f64],
+) {
+    let mut wr = [0.0; 12];
+    let (s0, s1) = (strides[0], strides[1]);
+    for ((t, &st), &vi) in taus.chunks_exact(D).zip(starts).zip(v) {
+        for (l, &tau) in t.iter().enumerate() {
+            scheme.weights_1d(tau, &mut wr[4 * l..4 * l + 4]);
+        }
+        let at = st - lo;
+        if D == 2 {
+            for (a, wa) in wr[..4].iter().enumerate() {
+                scatter4(buf, at + a * s0, &wr[4..8], wa * vi);
+            }
+        } else {
+            for (a, wa) in wr[..4].iter().enumerate() {
+                let wav = wa * vi;
+                for (b, wb) in wr[4..8].iter().enumerate() {
+                    scatter4(buf, at + a * s0 + b * s1, &wr[8..12], wav * wb);
+                }
+            }
+        }
     }
 }
 

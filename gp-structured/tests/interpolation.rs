@@ -425,13 +425,20 @@ fn fused_shift_equals_product_then_shift_bitwise() {
         .unwrap();
 }
 
-/// The 1-D products run in an AVX2 build where the CPU has it; capping the dispatch level
-/// runs the baseline build through the same public calls, and both give the same bits.
+/// The cubic products in 1, 2 and 3 dimensions run in an AVX2 build where the CPU has it;
+/// capping the dispatch level runs the baseline build through the same public calls, and
+/// both give the same bits.
 #[test]
-fn dispatched_1d_products_equal_the_baseline_build_bit_for_bit() {
+fn dispatched_products_equal_the_baseline_build_bit_for_bit() {
+    for sizes in [&[300][..], &[30, 20][..], &[12, 10, 9][..]] {
+        dispatched_equals_baseline(sizes);
+    }
+}
+
+fn dispatched_equals_baseline(sizes: &[usize]) {
     use gp_linalg::simd::{set_max_simd_level, SimdLevel};
     let n = 10_000;
-    let (grid, x) = setup(&[300], n, InterpolationScheme::Cubic, 31);
+    let (grid, x) = setup(sizes, n, InterpolationScheme::Cubic, 31);
     let w = InterpolationWeights::new(&grid, x.as_ref(), CUBIC).unwrap();
     let u = random_col(grid.num_points(), 32);
     let v = random_col(n, 33);
@@ -449,6 +456,6 @@ fn dispatched_1d_products_equal_the_baseline_build_bit_for_bit() {
     set_max_simd_level(previous);
     for (a, b) in dispatched.iter().zip(&baseline) {
         let bits = |c: &Col<f64>| c.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(a), bits(b));
+        assert_eq!(bits(a), bits(b), "{sizes:?}");
     }
 }
