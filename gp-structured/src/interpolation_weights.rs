@@ -275,7 +275,7 @@ impl InterpolationWeights {
                     }
                 };
                 match (d, w) {
-                    (1, 4) => gather_1d(scheme, taus, starts, x, shifted, out),
+                    (1, 4) => gather_nd::<1>(scheme, taus, starts, [0, 0], x, shifted, out),
                     (2, 4) => {
                         let strides = [self.strides[0], 0];
                         gather_nd::<2>(scheme, taus, starts, strides, x, shifted, out)
@@ -316,10 +316,11 @@ impl InterpolationWeights {
             let taus = |i: usize| &self.taus[i * d..(i + 1) * d];
             // One loop per stencil shape, so the shape is not tested at every row.
             match (d, w) {
-                (1, 4) => scatter_1d(
+                (1, 4) => scatter_nd::<1>(
                     scheme,
                     &self.taus[rows.clone()],
                     &self.starts[rows.clone()],
+                    [0, 0],
                     &v[rows],
                     lo,
                     &mut buf,
@@ -363,78 +364,7 @@ impl InterpolationWeights {
 }
 
 gp_linalg::simd_dispatch! {
-    /// `out_j = (W x)_j (+ α v_j)` for the rows of one chunk of a 1-D, 4-wide stencil,
-    /// compiled for AVX2 where the CPU has it (no FMA contraction in either build: the same
-    /// bits).
-    fn gather_1d(
-        scheme: InterpolationScheme,
-        taus: &[f64],
-        starts: &[usize],
-        x: &[f64],
-        shift: Option<(f64, &[f64])>,
-        out: &mut [f64],
-    ) = gather_1d_body, avx2 via gather_1d_avx2;
-}
-
-#[inline(always)]
-fn gather_1d_body(
-    scheme: InterpolationScheme,
-    taus: &[f64],
-    starts: &[usize],
-    x: &[f64],
-    shift: Option<(f64, &[f64])>,
-    out: &mut [f64],
-) {
-    let rows = out.iter_mut().zip(starts).zip(taus);
-    match shift {
-        Some((alpha, v)) => {
-            for (((o, &st), &tau), &vj) in rows.zip(v) {
-                let mut w4 = [0.0; 4];
-                scheme.weights_1d(tau, &mut w4);
-                *o = dot4(&w4, x, st) + alpha * vj;
-            }
-        }
-        None => {
-            for ((o, &st), &tau) in rows {
-                let mut w4 = [0.0; 4];
-                scheme.weights_1d(tau, &mut w4);
-                *o = dot4(&w4, x, st);
-            }
-        }
-    }
-}
-
-gp_linalg::simd_dispatch! {
-    /// `buf[start_i − lo + a] += v_i w_a(τ_i)` for the rows of one block of a 1-D, 4-wide
-    /// stencil, compiled for AVX2 where the CPU has it (the same bits in both builds).
-    fn scatter_1d(
-        scheme: InterpolationScheme,
-        taus: &[f64],
-        starts: &[usize],
-        v: &[f64],
-        lo: usize,
-        buf: &mut [f64],
-    ) = scatter_1d_body, avx2 via scatter_1d_avx2;
-}
-
-#[inline(always)]
-fn scatter_1d_body(
-    scheme: InterpolationScheme,
-    taus: &[f64],
-    starts: &[usize],
-    v: &[f64],
-    lo: usize,
-    buf: &mut [f64],
-) {
-    for ((&tau, &st), &vi) in taus.iter().zip(starts).zip(v) {
-        let mut w4 = [0.0; 4];
-        scheme.weights_1d(tau, &mut w4);
-        scatter4(buf, st - lo, &w4, vi);
-    }
-}
-
-gp_linalg::simd_dispatch! {
-    /// `out_j = (W x)_j (+ α v_j)` for the rows of one chunk of a `D`-dimensional (2 or 3),
+    /// `out_j = (W x)_j (+ α v_j)` for the rows of one chunk of a `D`-dimensional (1, 2 or 3),
     /// 4-wide stencil with strides `strides` of the first `D − 1` dimensions, compiled for
     /// AVX2 where the CPU has it (the same bits in both builds).
     fn gather_nd<const D: usize>(
@@ -468,7 +398,9 @@ fn gather_nd_body<const D: usize>(
         for (l, &tau) in t.iter().enumerate() {
             scheme.weights_1d(tau, &mut wr[4 * l..4 * l + 4]);
         }
-        let value = if D == 2 {
+        let value = if D == 1 {
+            dot4(&wr[..4], x, st)
+        } else if D == 2 {
             cubic_2d(&wr, st, strides[0], x)
         } else {
             cubic_3d(&wr, st, strides[0], strides[1], x)
@@ -481,7 +413,7 @@ fn gather_nd_body<const D: usize>(
 }
 
 gp_linalg::simd_dispatch! {
-    /// `Wᵀ v` of one block for a `D`-dimensional (2 or 3), 4-wide stencil into `buf`
+    /// `Wᵀ v` of one block for a `D`-dimensional (1, 2 or 3), 4-wide stencil into `buf`
     /// (columns from `lo`), compiled for AVX2 where the CPU has it (the same bits).
     fn scatter_nd<const D: usize>(
         scheme: InterpolationScheme,
@@ -511,7 +443,9 @@ fn scatter_nd_body<const D: usize>(
             scheme.weights_1d(tau, &mut wr[4 * l..4 * l + 4]);
         }
         let at = st - lo;
-        if D == 2 {
+        if D == 1 {
+            scatter4(buf, at, &wr[..4], vi);
+        } else if D == 2 {
             for (a, wa) in wr[..4].iter().enumerate() {
                 scatter4(buf, at + a * s0, &wr[4..8], wa * vi);
             }
