@@ -80,10 +80,7 @@ impl SoftmaxFactors {
                 }
             });
             let chol = Cholesky::new(bc.as_ref())?;
-            // E_c = XᵀX with X = L_c⁻¹ D_c½.
-            let x = chol
-                .solve_lower(Mat::from_fn(n, n, |i, j| if i == j { d[i] } else { 0.0 }).as_ref())?;
-            e_sum += x.transpose() * &x;
+            e_sum += e_from(&chol, d)?;
             b.push(chol);
         }
         let m = Cholesky::new(e_sum.as_ref())?;
@@ -99,17 +96,21 @@ impl SoftmaxFactors {
 
     /// `E_c` whole (`n × n`).
     fn e_matrix(&self, class: usize) -> Result<Mat<f64>> {
-        let n = self.pi.nrows();
-        let d = self.d_sqrt.col(class);
-        let x = self.b[class]
-            .solve_lower(Mat::from_fn(n, n, |i, j| if i == j { d[i] } else { 0.0 }).as_ref())?;
-        Ok(x.transpose() * &x)
+        e_from(&self.b[class], self.d_sqrt.col(class))
     }
 
     /// `½ log det(I + K̄W) = ½ Σ_c log det B_c + ½ log det Σ_c E_c`.
     fn half_log_det(&self) -> f64 {
         0.5 * (self.b.iter().map(Cholesky::log_det).sum::<f64>() + self.m.log_det())
     }
+}
+
+/// `E_c = XᵀX` with `X = L_c⁻¹ D_c½`, from the factor `L_c` of `B_c` and `D_c½`.
+fn e_from(b_chol: &Cholesky, d_sqrt: ColRef<'_, f64>) -> Result<Mat<f64>> {
+    let n = d_sqrt.nrows();
+    let x = b_chol
+        .solve_lower(Mat::from_fn(n, n, |i, j| if i == j { d_sqrt[i] } else { 0.0 }).as_ref())?;
+    Ok(x.transpose() * &x)
 }
 
 /// Row-wise softmax of `f` (`n × C`), by log-sum-exp.
