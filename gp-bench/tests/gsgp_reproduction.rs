@@ -73,6 +73,15 @@ fn streamed_chunks_are_seeded_and_inside_the_grid() {
     assert_eq!(y1, y2);
     let (x3, _) = chunk(4, 500, sizes, 7);
     assert_ne!(x1, x3);
+    // Blocks are generated in parallel; the chunk must not depend on the thread count.
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let (xa, ya) = one.install(|| chunk(2, 40_000, sizes, 7));
+    let (xb, yb) = chunk(2, 40_000, sizes, 7);
+    assert_eq!(xa, xb);
+    assert_eq!(ya, yb);
     for (l, axis) in grid.axes().iter().enumerate() {
         let h = axis.spacing();
         for i in 0..x1.nrows() {

@@ -15,13 +15,17 @@
 //! function of the `(2p+1)^d` joint moments `Π_l τ_l^{s_l}`. The pass therefore keeps, per
 //! grid cell, the sums of these moments (`7^d` for cubic: 343 multiply-adds per point at
 //! `d = 3` instead of the 4096 of the direct `w wᵀ` update) plus the `w^d` moments of `y·τ`
-//! for `Wᵀy`, in one contiguous record per cell. At the end each occupied cell is expanded
-//! once into the stencil of `S` by `d` small mode products (about 47 000 multiply-adds per
-//! cell at `d = 3`; the node pairs whose offset falls in the stored half are added) and into
-//! `t`.
+//! for `Wᵀy`, in one contiguous record per cell. Each chunk's points are located, packed
+//! (`τ`, `y`) in cell order by a counting sort, and added to their records up to 64 points of
+//! a cell at a time, each row of the record loaded once per batch (AVX2 build where the CPU
+//! has it; the sums are those of adding point by point, bit for bit). At the end each
+//! occupied cell is expanded once into the stencil of `S` by `d` small mode products over the
+//! `w(w+1)/2` unordered node pairs per axis (about 15 000 multiply-adds per cell at `d = 3`;
+//! the node pairs whose offset falls in the stored half are added) and into `t`.
 //!
-//! Cost `O(n·(2w−1)^d + cells·w^{2d}·(2w−1))`; memory: one record of `(2w−1)^d + w^d`
-//! doubles per grid cell **per rayon worker** (3.3 kB per cell at `d = 3`), plus `S`.
+//! Cost `O(n·(2w−1)^d + cells·(w(w+1)/2)^d·(2w−1))`; memory: one record of
+//! `(2w−1)^d + w^d` doubles per grid cell **per rayon worker** (3.3 kB per cell at `d = 3`),
+//! plus `S`.
 //!
 //! # Point scatter ([`StatsPath::PointScatter`]): few points per cell, fine grids
 //!

@@ -283,8 +283,12 @@ proptest! {
 
 /// Bitwise equality of two sets of statistics.
 fn identical(a: &SufficientStats, b: &SufficientStats) -> bool {
+    a.yty().to_bits() == b.yty().to_bits() && identical_s_and_t(a, b)
+}
+
+/// Bitwise equality of `S` and `t` (and the same number of points).
+fn identical_s_and_t(a: &SufficientStats, b: &SufficientStats) -> bool {
     a.num_points() == b.num_points()
-        && a.yty().to_bits() == b.yty().to_bits()
         && a.wty()
             .iter()
             .zip(b.wty().iter())
@@ -679,4 +683,56 @@ fn stencil_values_are_checked() {
         StencilGram::from_values(&[], 1, vec![]),
         Err(StructuredError::InvalidArgument { .. })
     ));
+}
+
+/// The cell moments of `x, y` added by one accumulator, `rows` points per chunk.
+fn moments_in_chunks(
+    grid: &RegularGrid,
+    scheme: InterpolationScheme,
+    x: &Mat<f64>,
+    y: &Col<f64>,
+    rows: usize,
+) -> SufficientStats {
+    let mut acc = StatsAccumulator::with_path(grid, opts(scheme), StatsPath::CellMoments).unwrap();
+    let mut s = 0;
+    while s < x.nrows() {
+        let (xs, ys) = sub(x, y, s, (s + rows).min(x.nrows()));
+        acc.add_chunk(xs.as_ref(), ys.as_ref()).unwrap();
+        s += rows;
+    }
+    acc.finish().unwrap()
+}
+
+#[test]
+fn cell_moment_kernel_batches_and_builds_give_the_bits_of_point_by_point_sums() {
+    // The moment kernel updates each cell's record for up to 64 of its points at a time (in
+    // the AVX2 build where the CPU has it) and contracts the moments over unordered pairs;
+    // each entry still receives its points' terms one at a time, in order. So one big chunk
+    // (batches of many points per cell, some longer than a batch), chunks of one point (no
+    // batching), and the baseline build all give the same bits.
+    use gp_linalg::simd::{set_max_simd_level, SimdLevel};
+    for (sizes, scheme, n) in [
+        (vec![7], InterpolationScheme::Cubic, 2_000),
+        (vec![7, 6], InterpolationScheme::Cubic, 3_000),
+        (vec![7, 6, 6], InterpolationScheme::Cubic, 4_000),
+        (vec![5, 4, 4], InterpolationScheme::Linear, 4_000),
+        (vec![6, 6, 6, 6], InterpolationScheme::Cubic, 1_500),
+    ] {
+        let (grid, x, y) = setup(&sizes, n, scheme, 41);
+        let whole = moments_in_chunks(&grid, scheme, &x, &y, n);
+        let single = moments_in_chunks(&grid, scheme, &x, &y, 1);
+        // (yᵀy is summed in the order the points are visited, by cell within a chunk.)
+        assert!(
+            identical_s_and_t(&whole, &single),
+            "{sizes:?} {scheme:?}: batched ≠ point by point"
+        );
+        assert!((whole.yty() - single.yty()).abs() <= 1e-12 * single.yty());
+        let previous = set_max_simd_level(SimdLevel::Baseline);
+        let baseline = moments_in_chunks(&grid, scheme, &x, &y, n);
+        set_max_simd_level(previous);
+        assert!(
+            identical(&whole, &baseline),
+            "{sizes:?} {scheme:?}: dispatched ≠ baseline"
+        );
+    }
 }

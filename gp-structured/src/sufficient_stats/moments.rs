@@ -8,9 +8,13 @@ use rayon::prelude::*;
 use super::{check_chunk, check_compatible, prefault, SufficientStats};
 use crate::error::{Result, StructuredError};
 use crate::grid::RegularGrid;
-use crate::interpolation::{expand_weights, InterpolationOptions, Locator};
+use crate::interpolation::{InterpolationOptions, InterpolationScheme, Locator};
 use crate::slice_util::{c_strides, checked_product};
 use crate::stencil_gram::StencilGram;
+
+mod kernel;
+
+use kernel::{add_moments, PackedPoints};
 
 /// Streaming accumulator of per-cell moments; see the [module docs](super).
 #[derive(Debug, Clone)]
@@ -107,45 +111,15 @@ impl MomentAccumulator {
             self.moments = vec![0.0; self.cells * (self.q_len + self.y_len)];
             prefault(&mut self.moments);
         }
-        let w = self.opts.scheme.stencil_width();
-        let q = 2 * w - 1;
-        let rec = self.q_len + self.y_len;
-        let mut pow_q = vec![0.0; d * q];
-        let mut pow_w = vec![0.0; d * w];
-        let mut pre_q = vec![0.0; self.q_len / q];
-        let mut pre_w = vec![0.0; self.y_len / w];
-        // Visit the points grouped by cell, so that each cell's record stays in cache while
-        // its points are added (the records of all cells usually do not fit in cache).
-        let order = order_by_cell(&cells, self.cells);
-        for &i in &order {
-            let (cell, tau) = (cells[i], &taus[i * d..(i + 1) * d]);
-            for l in 0..d {
-                let mut p = 1.0;
-                for s in 0..q {
-                    pow_q[l * q + s] = p;
-                    p *= tau[l];
-                }
-                pow_w[l * w..(l + 1) * w].copy_from_slice(&pow_q[l * q..l * q + w]);
-            }
-            let yi = y[i];
-            let record = &mut self.moments[cell * rec..(cell + 1) * rec];
-            let (mq, my) = record.split_at_mut(self.q_len);
-            expand_weights(&pow_q[..(d - 1) * q], q, &mut pre_q);
-            let last_q = &pow_q[(d - 1) * q..];
-            for (p, chunk) in pre_q.iter().zip(mq.chunks_exact_mut(q)) {
-                for (c, l) in chunk.iter_mut().zip(last_q) {
-                    *c += p * l;
-                }
-            }
-            expand_weights(&pow_w[..(d - 1) * w], w, &mut pre_w);
-            let last_w = &pow_w[(d - 1) * w..];
-            for (p, chunk) in pre_w.iter().zip(my.chunks_exact_mut(w)) {
-                let py = p * yi;
-                for (c, l) in chunk.iter_mut().zip(last_w) {
-                    *c += py * l;
-                }
-            }
-            self.yty += yi * yi;
+        // The points in cell order, packed, so that each cell's record stays in cache while
+        // its points are added (the records of all cells usually do not fit in cache) and the
+        // points are read sequentially.
+        let pts = PackedPoints::sorted(d, &cells, &taus, |i| y[i], self.cells);
+        let (moments, yty) = (&mut self.moments, &mut self.yty);
+        let (q_len, y_len) = (self.q_len, self.y_len);
+        match self.opts.scheme {
+            InterpolationScheme::Cubic => add_moments::<4, 7>(&pts, moments, q_len, y_len, yty),
+            InterpolationScheme::Linear => add_moments::<2, 3>(&pts, moments, q_len, y_len, yty),
         }
         self.n += nc;
         Ok(())
@@ -192,16 +166,18 @@ impl MomentAccumulator {
 struct Expansion {
     d: usize,
     w: usize,
-    /// Transposed pair coefficients `Pᵀ` (`q × w²`): entry `[s][a·w + a']` is the coefficient
-    /// of `τ^s` in `w_a(τ)·w_{a'}(τ)`.
+    /// Transposed pair coefficients `Pᵀ` (`q × w(w+1)/2`): entry `[s][u]` is the coefficient
+    /// of `τ^s` in `w_a(τ)·w_{a'}(τ)` for the `u`-th unordered pair `a ≤ a'` (the product is
+    /// symmetric in the pair, so contracting over unordered pairs does 1.6× fewer operations
+    /// per axis, ≈ 3× fewer at `d = 3`, and gives the same values).
     pair_t: Vec<f64>,
     /// Transposed weight coefficients `Cᵀ` (`w × w`): entry `[k][a]` = coefficient of `τ^k`
     /// in `w_a(τ)`.
     weight_t: Vec<f64>,
     /// The multi-pairs (C order over dimensions of `a·w + a'`) whose offset `a' − a` is in
-    /// the stored half of the stencil: index of the pair, node offset of `a` and the stored
-    /// position of `a' − a` in the row of `a`. (The mirrored pair carries the same value and
-    /// is not stored.)
+    /// the stored half of the stencil: index of its unordered multi-pair in the contracted
+    /// moments, node offset of `a` and the stored position of `a' − a` in the row of `a`.
+    /// (The mirrored pair carries the same value and is not stored.)
     scatter: Vec<(usize, usize, usize)>,
     /// Node offsets of the `w^d` stencil nodes.
     node_offsets: Vec<usize>,
@@ -209,10 +185,24 @@ struct Expansion {
     h: usize,
 }
 
-/// One step of a tensor contraction with axis rotation: `src` has shape `(Q, R)` (the axis
-/// being contracted first), `dst` gets shape `(R, NP)`, `dst[r][p] = Σ_s src[s][r]·pt[s][p]`.
-/// After `d` steps the axes are back in their original order, each contracted.
-fn rotate_contract<const Q: usize, const NP: usize>(src: &[f64], pt: &[f64], dst: &mut Vec<f64>) {
+gp_linalg::simd_dispatch! {
+    /// One step of a tensor contraction with axis rotation: `src` has shape `(Q, R)` (the
+    /// axis being contracted first), `dst` gets shape `(R, NP)`,
+    /// `dst[r][p] = Σ_s src[s][r]·pt[s][p]`. After `d` steps the axes are back in their
+    /// original order, each contracted. AVX2 build where the CPU has it (no FMA: same bits).
+    fn rotate_contract<const Q: usize, const NP: usize>(
+        src: &[f64],
+        pt: &[f64],
+        dst: &mut Vec<f64>,
+    ) = rotate_contract_body, avx2 via rotate_contract_avx2;
+}
+
+#[inline(always)]
+fn rotate_contract_body<const Q: usize, const NP: usize>(
+    src: &[f64],
+    pt: &[f64],
+    dst: &mut Vec<f64>,
+) {
     let r_len = src.len() / Q;
     dst.clear();
     dst.resize(r_len * NP, 0.0);
@@ -220,11 +210,7 @@ fn rotate_contract<const Q: usize, const NP: usize>(src: &[f64], pt: &[f64], dst
         let mut coef = [0.0; NP];
         coef.copy_from_slice(&pt[s * NP..(s + 1) * NP]);
         let row = &src[s * r_len..(s + 1) * r_len];
-        for (t, out) in row.iter().zip(dst.chunks_exact_mut(NP)) {
-            let out: &mut [f64; NP] = match out.try_into() {
-                Ok(o) => o,
-                Err(_) => continue,
-            };
+        for (t, out) in row.iter().zip(dst.as_chunks_mut::<NP>().0) {
             for p in 0..NP {
                 out[p] += t * coef[p];
             }
@@ -239,13 +225,25 @@ impl Expansion {
         let q = 2 * w - 1;
         let r = w - 1;
         let np = w * w;
-        let coeffs = acc.opts.scheme.coeffs();
-        let mut pair_t = vec![0.0; q * np];
+        // Unordered pairs a ≤ b, numbered in order; `unordered[a·w + b]` for any order.
+        let nu = w * (w + 1) / 2;
+        let mut unordered = vec![0; np];
+        let mut u = 0;
         for a in 0..w {
-            for b in 0..w {
+            for b in a..w {
+                unordered[a * w + b] = u;
+                unordered[b * w + a] = u;
+                u += 1;
+            }
+        }
+        let coeffs = acc.opts.scheme.coeffs();
+        let mut pair_t = vec![0.0; q * nu];
+        for a in 0..w {
+            for b in a..w {
                 for k1 in 0..w {
                     for k2 in 0..w {
-                        pair_t[(k1 + k2) * np + a * w + b] += coeffs[a][k1] * coeffs[b][k2];
+                        pair_t[(k1 + k2) * nu + unordered[a * w + b]] +=
+                            coeffs[a][k1] * coeffs[b][k2];
                     }
                 }
             }
@@ -262,17 +260,20 @@ impl Expansion {
         let mut scatter = Vec::with_capacity(total / 2 + 1);
         for idx in 0..total {
             let mut rem = idx;
-            let (mut node, mut entry, mut qpow) = (0usize, 0usize, 1usize);
+            let (mut node, mut entry, mut pair) = (0usize, 0usize, 0usize);
+            let (mut qpow, mut upow) = (1usize, 1usize);
             for l in (0..d).rev() {
                 let p = rem % np;
                 rem /= np;
                 let (a, b) = (p / w, p % w);
                 node += a * strides[l];
                 entry += (b + r - a) * qpow;
+                pair += unordered[p] * upow;
                 qpow *= q;
+                upow *= nu;
             }
             if entry >= centre {
-                scatter.push((idx, node, entry - centre));
+                scatter.push((pair, node, entry - centre));
             }
         }
         let node_offsets = crate::interpolation::stencil_offsets(strides, w);
@@ -294,9 +295,9 @@ impl Expansion {
         a.extend_from_slice(src);
         for _ in 0..self.d {
             match (self.w, gram) {
-                (4, true) => rotate_contract::<7, 16>(a, pt, b),
+                (4, true) => rotate_contract::<7, 10>(a, pt, b),
                 (4, false) => rotate_contract::<4, 4>(a, pt, b),
-                (_, true) => rotate_contract::<3, 4>(a, pt, b),
+                (_, true) => rotate_contract::<3, 3>(a, pt, b),
                 (_, false) => rotate_contract::<2, 2>(a, pt, b),
             }
             std::mem::swap(a, b);
@@ -351,30 +352,6 @@ impl Expansion {
                     }
                 });
         }
-    }
-}
-
-/// Indices `0..cells.len()` ordered by cell (counting sort when the cells are few compared
-/// with the points, comparison sort otherwise); stable.
-fn order_by_cell(cells: &[usize], num_cells: usize) -> Vec<usize> {
-    if num_cells <= 4 * cells.len() {
-        let mut start = vec![0usize; num_cells + 1];
-        for &c in cells {
-            start[c + 1] += 1;
-        }
-        for c in 0..num_cells {
-            start[c + 1] += start[c];
-        }
-        let mut order = vec![0usize; cells.len()];
-        for (i, &c) in cells.iter().enumerate() {
-            order[start[c]] = i;
-            start[c] += 1;
-        }
-        order
-    } else {
-        let mut order: Vec<usize> = (0..cells.len()).collect();
-        order.sort_by_key(|&i| cells[i]);
-        order
     }
 }
 
