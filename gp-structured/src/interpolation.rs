@@ -198,23 +198,16 @@ impl Locator {
     }
 
     /// Locates coordinate `v` of point `point` in dimension `l`: returns the stencil start
-    /// node and the fractional offset `τ ∈ [0, 1]`.
-    #[inline]
+    /// node and the fractional offset `τ ∈ [0, 1]`. (Always inlined, so that the AVX2 build
+    /// of [`locate_rows`] rounds with one instruction instead of a call to `floor`.)
+    #[inline(always)]
     pub(crate) fn locate_1d(&self, point: usize, l: usize, v: f64) -> Result<(usize, f64)> {
         let s = (v - self.lo[l]) * self.inv_h[l];
         let (s_min, s_max) = (self.s_min, self.s_max[l]);
         // `!(a <= b)` also catches NaN; non-finite coordinates are never clamped.
         let inside = s >= s_min - SNAP_CELLS && s <= s_max + SNAP_CELLS;
         if !inside && (self.policy == OutOfGrid::Error || !v.is_finite()) {
-            let inv = 1.0 / self.inv_h[l];
-            return Err(StructuredError::OutsideGrid {
-                point,
-                dim: l,
-                value: v,
-                lo: self.lo[l] + s_min * inv,
-                hi: self.lo[l] + s_max * inv,
-                scheme: self.scheme.name(),
-            });
+            return Err(self.outside(point, l, v));
         }
         let s = s.clamp(s_min, s_max);
         // b = ⌊s⌋ restricted to the valid bases; the stencil starts at b (linear) or b−1.
@@ -223,6 +216,59 @@ impl Locator {
         let tau = s - b as f64;
         Ok((b - shift, tau))
     }
+}
+
+impl Locator {
+    /// The error for coordinate `v` of `point` in dimension `l` outside the grid.
+    #[cold]
+    fn outside(&self, point: usize, l: usize, v: f64) -> StructuredError {
+        let inv = 1.0 / self.inv_h[l];
+        StructuredError::OutsideGrid {
+            point,
+            dim: l,
+            value: v,
+            lo: self.lo[l] + self.s_min * inv,
+            hi: self.lo[l] + self.s_max[l] * inv,
+            scheme: self.scheme.name(),
+        }
+    }
+}
+
+gp_linalg::simd_dispatch! {
+    /// Locates the rows of `x`: the flat index `Σ_l start_l·strides_l` of each point's stencil
+    /// start into `cells`, its offsets `τ` (`d` per point) into `taus`; errors name point
+    /// `first + i` (the first failing coordinate in row order). AVX2 build where the CPU has
+    /// it (same operations: same bits).
+    pub(crate) fn locate_rows(
+        loc: &Locator,
+        x: MatRef<'_, f64>,
+        first: usize,
+        strides: &[usize],
+        cells: &mut [usize],
+        taus: &mut [f64],
+    ) -> Result<()> = locate_rows_body, avx2 via locate_rows_avx2;
+}
+
+#[inline(always)]
+fn locate_rows_body(
+    loc: &Locator,
+    x: MatRef<'_, f64>,
+    first: usize,
+    strides: &[usize],
+    cells: &mut [usize],
+    taus: &mut [f64],
+) -> Result<()> {
+    let d = x.ncols();
+    for (i, (cell, tau)) in cells.iter_mut().zip(taus.chunks_exact_mut(d)).enumerate() {
+        let mut flat = 0;
+        for (l, t) in tau.iter_mut().enumerate() {
+            let (start, offset) = loc.locate_1d(first + i, l, x[(i, l)])?;
+            flat += start * strides[l];
+            *t = offset;
+        }
+        *cell = flat;
+    }
+    Ok(())
 }
 
 /// A permutation that orders the rows of `x` by the flat index of their stencil start

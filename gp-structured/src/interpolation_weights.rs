@@ -26,8 +26,8 @@ use sprs::CsMat;
 use crate::error::{Result, StructuredError};
 use crate::grid::RegularGrid;
 use crate::interpolation::{
-    check_points, expand_weights, stencil_offsets, InterpolationOptions, InterpolationScheme,
-    Locator,
+    check_points, expand_weights, locate_rows, stencil_offsets, InterpolationOptions,
+    InterpolationScheme, Locator,
 };
 use crate::slice_util::{col_as_slice, with_out_slice};
 
@@ -83,17 +83,9 @@ impl InterpolationWeights {
             .zip(taus.par_chunks_mut(ROW_CHUNK * d))
             .enumerate()
             .try_for_each(|(c, (st, tt))| -> Result<()> {
-                for (r, (s, trow)) in st.iter_mut().zip(tt.chunks_exact_mut(d)).enumerate() {
-                    let i = c * ROW_CHUNK + r;
-                    let mut flat = 0;
-                    for (l, t) in trow.iter_mut().enumerate() {
-                        let (start, tau) = loc.locate_1d(i, l, x[(i, l)])?;
-                        flat += start * strides[l];
-                        *t = tau;
-                    }
-                    *s = flat;
-                }
-                Ok(())
+                let first = c * ROW_CHUNK;
+                let rows = x.subrows(first, st.len());
+                locate_rows(&loc, rows, first, strides, st, tt)
             })?;
         Ok(Self {
             n,

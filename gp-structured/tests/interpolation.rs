@@ -439,10 +439,11 @@ fn dispatched_equals_baseline(sizes: &[usize]) {
     use gp_linalg::simd::{set_max_simd_level, SimdLevel};
     let n = 10_000;
     let (grid, x) = setup(sizes, n, InterpolationScheme::Cubic, 31);
-    let w = InterpolationWeights::new(&grid, x.as_ref(), CUBIC).unwrap();
     let u = random_col(grid.num_points(), 32);
     let v = random_col(n, 33);
+    // Locating the points (building W) is dispatched too.
     let run = || {
+        let w = InterpolationWeights::new(&grid, x.as_ref(), CUBIC).unwrap();
         let wu = w.apply(u.as_ref()).unwrap();
         let wtv = w.apply_transpose(v.as_ref()).unwrap();
         let mut fused = Col::<f64>::zeros(n);

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use super::{check_chunk, check_compatible, prefault, SufficientStats};
 use crate::error::{Result, StructuredError};
 use crate::grid::RegularGrid;
-use crate::interpolation::{InterpolationOptions, InterpolationScheme, Locator};
+use crate::interpolation::{locate_rows, InterpolationOptions, InterpolationScheme, Locator};
 use crate::slice_util::{c_strides, checked_product};
 use crate::stencil_gram::StencilGram;
 
@@ -96,17 +96,16 @@ impl MomentAccumulator {
         check_chunk(&self.grid, x, y)?;
         let (nc, d) = (x.nrows(), x.ncols());
         // First locate everything, so that an error leaves `self` untouched.
-        let mut cells = Vec::with_capacity(nc);
-        let mut taus = Vec::with_capacity(nc * d);
-        for i in 0..nc {
-            let mut cell = 0;
-            for l in 0..d {
-                let (start, tau) = self.loc.locate_1d(first + i, l, x[(i, l)])?;
-                cell += start * self.cell_strides[l];
-                taus.push(tau);
-            }
-            cells.push(cell);
-        }
+        let mut cells = vec![0; nc];
+        let mut taus = vec![0.0; nc * d];
+        locate_rows(
+            &self.loc,
+            x,
+            first,
+            &self.cell_strides,
+            &mut cells,
+            &mut taus,
+        )?;
         if self.moments.is_empty() {
             self.moments = vec![0.0; self.cells * (self.q_len + self.y_len)];
             prefault(&mut self.moments);
