@@ -66,7 +66,7 @@ fn illustration_smoke_produces_tables_checks_and_curves() {
     assert!(out.tables.iter().all(|t| !t.table.is_empty()));
     // Fig. 3's table: j = 1, 10, 19.
     assert_eq!(out.tables[1].table.len(), 3);
-    // Fig. 2 (convergence, dense Newton), Fig. 3 (j = 10, j = 19 vs 1), Fig. 8.
+    // Fig. 2 (convergence, dense Newton), Fig. 3 (j = 10; the K̂-norm error over j), Fig. 8.
     assert_eq!(out.checks.len(), 5, "{:?}", out.checks);
     let met = |prefix: &str| {
         out.checks
@@ -78,6 +78,8 @@ fn illustration_smoke_produces_tables_checks_and_curves() {
     assert!(met("Fig. 2: exact Newton converges"));
     assert!(met("Fig. 2 / Prop. A.1"));
     assert!(met("Fig. 3: after j = 10"));
+    // A theorem (each policy's weights are a K̂-orthogonal projection onto nested spans).
+    assert!(met("Fig. 3: for both policies the K̂-norm error"));
     assert!(met("Fig. 8"));
     // Fig. 2 (a mean per step, the ±2σ band, the truth) and the two error curves of j.
     assert_eq!(out.curves.len(), 3);
