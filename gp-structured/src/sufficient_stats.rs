@@ -116,14 +116,14 @@ const MAX_JOB_ROWS: usize = 1 << 20;
 /// Expected points per grid cell from which [`StatsPath::Auto`] takes the cell moments
 /// (when they also fit in memory; see the [module docs](self)).
 ///
-/// Measured with the `stats_bench` example on the 2-core reference machine, `d = 3` cubic,
-/// `10^6` uniform points, wall time of the fastest of three passes, cell moments / point
-/// scatter: 26³ grid (82 points per cell) 0.39 / 0.61 s; 30³ (51) 0.42 / 0.62 s; 33³ (37)
-/// 0.66 / 0.65 s; 35³ (31) 0.58 / 0.56 s; 40³ (20) 0.99 / 0.60 s; 49³ (10) 1.53 / 0.63 s;
-/// 60³ (5.4) 2.56 / 0.70 s. At `d ≤ 2` the crossover is near 100 points per cell (`d = 2`:
-/// 130², 62 per cell, 0.15 / 0.08 s; 60², 308 per cell, 0.05 / 0.10 s), but both take well
-/// under a second per million points there, so one threshold is used.
-pub const MOMENT_MIN_POINTS_PER_CELL: f64 = 30.0;
+/// Measured with the `stats_bench` example on the 2-core reference machine (2 rayon threads),
+/// `d = 3` cubic, `10^6` uniform points, wall time of the fastest of three passes, cell
+/// moments / point scatter: 30³ grid (51 points per cell) 0.19 / 0.89 s; 40³ (20) 0.39 /
+/// 0.96 s; 49³ (10) 0.68 / 0.96 s; 60³ (5.4) 1.19 / 1.04 s; 72³ (3.0) 2.10 / 1.11 s: the
+/// crossover is near 7 points per cell. At `d = 2` the moments win further down (300², 11
+/// per cell, 0.11 / 0.14 s). (Before the moment kernel was rebuilt the crossover was near 33
+/// points per cell and this threshold 30.)
+pub const MOMENT_MIN_POINTS_PER_CELL: f64 = 8.0;
 
 /// Memory assumed when `/proc/meminfo` cannot be read: 16 GiB (half of it is the budget).
 const DEFAULT_PHYSICAL_MEMORY: u64 = 16 << 30;
