@@ -349,7 +349,7 @@ pub fn streamed_run(
         if size != RunSize::Full {
             notes.push(format!(
                 "--{} size: a {}-point streamed version of the 10^8-point run; --full streams \
-                 10^8 points (about a minute on 2 cores: 51 s measured).",
+                 10^8 points (about 15 s on 2 cores: 14.7–14.9 s measured).",
                 size,
                 fmt_count(n)
             ));
