@@ -1,15 +1,18 @@
-//! The per-point inner loop of the cell-moment path: each point's monomials `Π_l τ_l^{s_l}`
-//! added to its cell's record, over points already sorted by cell and packed.
+//! The inner loop of the cell-moment path: the monomials `Π_l τ_l^{s_l}` of the points of a
+//! chunk, packed and sorted by cell, added to their cells' records.
 //!
 //! The stencil width `W` and the moment count per axis `Q = 2W − 1` are const parameters, so
 //! the rows of `Q` (and `W`) moments are fixed-length loops the compiler unrolls and
 //! vectorizes; the [`simd_dispatch!`](gp_linalg::simd_dispatch) AVX2 build doubles the vector
-//! width. Profiling the former loop (runtime lengths, points visited through a permutation)
-//! showed most of its time in cache misses on the permuted reads of `τ`, `y` and the cell
-//! index; the points now arrive packed in cell order, so those reads are sequential.
+//! width. Each row of a cell's record is loaded once for up to [`BATCH`] of the cell's
+//! points, updated by each in turn, and stored. Profiling the former loop (runtime lengths,
+//! one point at a time, points visited through a permutation) showed most of its time in
+//! cache misses on the permuted reads of `τ`, `y` and the cell index; the points now arrive
+//! packed in cell order, so those reads are sequential.
 //!
-//! The operations are those of the former loop, in the same order (`c += p·l` as a product
-//! then a sum, never fused), so both builds give the bits it gave.
+//! Every entry receives its points' terms one at a time, in point order, by the operations
+//! of the former loop (`c += p·l` as a product then a sum, never fused), so both builds and
+//! any batching give the bits the former loop gave.
 
 use crate::interpolation::expand_weights;
 
