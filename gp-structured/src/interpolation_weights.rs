@@ -10,7 +10,10 @@
 //! the speed: `gp-bench bench ski-matvec`, three runs interleaved with the stored-weights
 //! build, measured the whole `W K_G Wᵀ + σ²I` product at `n = 10⁶`, `d = 1` in 10.8–15.3 ms
 //! against 17.8–21.1 ms, and at `n = 10⁵`, `d = 3` in 4.4–5.8 ms against 5.6–6.6 ms (the
-//! cubic loops in their AVX2 builds, the weights' polynomials included).
+//! cubic loops in their AVX2 builds, the weights' polynomials included). Those figures time
+//! `apply`, which also allocates the `n`-vector output; the bench now also times the product
+//! into an output it holds (as a solver runs it): 4.2–5.6 ms at `d = 1` where `apply` took
+//! 12.7–14.9 ms in the same runs, the difference being the kernel faulting in the fresh 8 MB.
 //! [`InterpolationWeights::to_csr`] converts.
 //!
 //! `W v` is parallel over rows. `Wᵀ v` is parallel over contiguous row blocks, each
