@@ -1,7 +1,9 @@
 //! The step-by-step conjugate-gradient solver (GPyTorch-style mBCG).
 
 use faer::{Mat, MatRef};
+use gp_linalg::vector::{CHUNK, PARALLEL_THRESHOLD};
 use gp_linalg::LinearOperator;
+use rayon::prelude::*;
 
 use super::kernels::{axpy, dot, norm2};
 use super::options::CgOptions;
@@ -277,13 +279,12 @@ impl<'a> CgSolver<'a> {
         }
         let n = self.n;
         let m = self.ncols();
-        // v = A d on the active block.
-        self.ad.fill(0.0);
-        self.delta.fill(0.0);
-        self.last_d.fill(0.0);
+        // v = A d on the active block (which `matmat` overwrites; the columns that do not
+        // advance are zeroed, as `increment`, `direction` and `product` promise).
         if active.len() == m {
             self.op.matmat(self.d.as_ref(), self.ad.as_mut());
         } else {
+            self.ad.fill(0.0);
             let block = Mat::from_fn(n, active.len(), |i, k| self.d[(i, active[k])]);
             let mut out = Mat::<f64>::zeros(n, active.len());
             self.op.matmat(block.as_ref(), out.as_mut());
@@ -321,15 +322,22 @@ impl<'a> CgSolver<'a> {
             if let Some(dirs) = column.directions.as_mut() {
                 dirs.push(d, ad);
             }
-            self.last_d.col_as_slice_mut(c).copy_from_slice(d);
-            let delta = self.delta.col_as_slice_mut(c);
-            for (di, dv) in delta.iter_mut().zip(d) {
-                *di = alpha * dv;
-            }
-            axpy(1.0, delta, self.x.col_as_slice_mut(c));
+            // last_d = d, Δ = α d, x += 1·Δ in one pass (the operations of a copy, a
+            // scaling and an axpy, so the same bits), parallel in chunks for long vectors.
+            advance(
+                alpha,
+                d,
+                self.last_d.col_as_slice_mut(c),
+                self.delta.col_as_slice_mut(c),
+                self.x.col_as_slice_mut(c),
+            );
             axpy(-alpha, ad, self.r.col_as_slice_mut(c));
             step_alpha[c] = alpha;
             moved.push(c);
+        }
+        for c in (0..m).filter(|c| !moved.contains(c)) {
+            self.delta.col_as_slice_mut(c).fill(0.0);
+            self.last_d.col_as_slice_mut(c).fill(0.0);
         }
         // s = P⁻¹ r on the columns that moved.
         if !moved.is_empty() {
@@ -337,7 +345,7 @@ impl<'a> CgSolver<'a> {
                 None => {
                     for &c in &moved {
                         let (r, s) = (self.r.col_as_slice(c), &mut self.s);
-                        s.col_as_slice_mut(c).copy_from_slice(r);
+                        copy(r, s.col_as_slice_mut(c));
                     }
                 }
                 Some(p) => {
@@ -467,4 +475,36 @@ pub fn cg(
     let mut solver = CgSolver::new(op, rhs, precond, options)?;
     solver.run()?;
     Ok(solver.into_result())
+}
+
+/// `last_d = d`, `delta = α d`, `x += 1·delta`, elementwise; chunked in parallel above the
+/// vector kernels' threshold (each element's operations are the same either way).
+fn advance(alpha: f64, d: &[f64], last_d: &mut [f64], delta: &mut [f64], x: &mut [f64]) {
+    let kernel = |d: &[f64], last_d: &mut [f64], delta: &mut [f64], x: &mut [f64]| {
+        for (((&dv, l), di), xi) in d.iter().zip(last_d).zip(delta).zip(x) {
+            *l = dv;
+            *di = alpha * dv;
+            *xi += 1.0 * *di;
+        }
+    };
+    if d.len() < PARALLEL_THRESHOLD {
+        kernel(d, last_d, delta, x);
+    } else {
+        d.par_chunks(CHUNK)
+            .zip(last_d.par_chunks_mut(CHUNK))
+            .zip(delta.par_chunks_mut(CHUNK))
+            .zip(x.par_chunks_mut(CHUNK))
+            .for_each(|(((d, l), di), xi)| kernel(d, l, di, xi));
+    }
+}
+
+/// `dst = src`, chunked in parallel above the vector kernels' threshold.
+fn copy(src: &[f64], dst: &mut [f64]) {
+    if src.len() < PARALLEL_THRESHOLD {
+        dst.copy_from_slice(src);
+    } else {
+        dst.par_chunks_mut(CHUNK)
+            .zip(src.par_chunks(CHUNK))
+            .for_each(|(d, s)| d.copy_from_slice(s));
+    }
 }
