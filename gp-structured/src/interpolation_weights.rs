@@ -269,16 +269,11 @@ impl InterpolationWeights {
                         None => value,
                     }
                 };
+                let strides = self.leading_strides();
                 match (d, w) {
-                    (1, 4) => gather_nd::<1>(scheme, taus, starts, [0, 0], x, shifted, out),
-                    (2, 4) => {
-                        let strides = [self.strides[0], 0];
-                        gather_nd::<2>(scheme, taus, starts, strides, x, shifted, out)
-                    }
-                    (3, 4) => {
-                        let strides = [self.strides[0], self.strides[1]];
-                        gather_nd::<3>(scheme, taus, starts, strides, x, shifted, out)
-                    }
+                    (1, 4) => gather_nd::<1>(scheme, taus, starts, strides, x, shifted, out),
+                    (2, 4) => gather_nd::<2>(scheme, taus, starts, strides, x, shifted, out),
+                    (3, 4) => gather_nd::<3>(scheme, taus, starts, strides, x, shifted, out),
                     _ => rows.enumerate().for_each(|(j, ((o, &st), t))| {
                         fill_weights(scheme, w, t, &mut wr);
                         let value = row_dot(&wr, w, st, &self.outer_offsets, &mut prefix, x);
@@ -286,6 +281,15 @@ impl InterpolationWeights {
                     }),
                 }
             });
+    }
+
+    /// The grid strides of the first two dimensions (0 where there are fewer), as the const-`D`
+    /// kernels take them (a kernel reads only those of its first `D − 1` dimensions).
+    fn leading_strides(&self) -> [usize; 2] {
+        [
+            self.strides.first().copied().unwrap_or(0),
+            self.strides.get(1).copied().unwrap_or(0),
+        ]
     }
 
     /// `Wᵀ v` into a slice (`v.len() == n`, `out.len() == m`).
@@ -303,41 +307,19 @@ impl InterpolationWeights {
             let lo = lo.min(hi);
             let mut buf = vec![0.0; hi.saturating_sub(lo)];
             let mut prefix = vec![0.0; self.outer_offsets.len()];
-            let (s0, s1) = (
-                self.strides.first().copied().unwrap_or(0),
-                self.strides.get(1).copied().unwrap_or(0),
-            );
             let mut wrow = vec![0.0; d * w];
             let taus = |i: usize| &self.taus[i * d..(i + 1) * d];
             // One loop per stencil shape, so the shape is not tested at every row.
+            let (bt, bs, bv) = (
+                &self.taus[rows.start * d..rows.end * d],
+                &self.starts[rows.clone()],
+                &v[rows.clone()],
+            );
+            let strides = self.leading_strides();
             match (d, w) {
-                (1, 4) => scatter_nd::<1>(
-                    scheme,
-                    &self.taus[rows.clone()],
-                    &self.starts[rows.clone()],
-                    [0, 0],
-                    &v[rows],
-                    lo,
-                    &mut buf,
-                ),
-                (2, 4) => scatter_nd::<2>(
-                    scheme,
-                    &self.taus[rows.start * 2..rows.end * 2],
-                    &self.starts[rows.clone()],
-                    [s0, 0],
-                    &v[rows],
-                    lo,
-                    &mut buf,
-                ),
-                (3, 4) => scatter_nd::<3>(
-                    scheme,
-                    &self.taus[rows.start * 3..rows.end * 3],
-                    &self.starts[rows.clone()],
-                    [s0, s1],
-                    &v[rows],
-                    lo,
-                    &mut buf,
-                ),
+                (1, 4) => scatter_nd::<1>(scheme, bt, bs, strides, bv, lo, &mut buf),
+                (2, 4) => scatter_nd::<2>(scheme, bt, bs, strides, bv, lo, &mut buf),
+                (3, 4) => scatter_nd::<3>(scheme, bt, bs, strides, bv, lo, &mut buf),
                 _ => {
                     for i in rows {
                         fill_weights(scheme, w, taus(i), &mut wrow);

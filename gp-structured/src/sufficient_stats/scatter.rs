@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::{check_chunk, check_compatible, prefault, SufficientStats};
 use crate::error::{Result, StructuredError};
 use crate::grid::RegularGrid;
-use crate::interpolation::{InterpolationOptions, InterpolationScheme, Locator};
+use crate::interpolation::{locate_rows, InterpolationOptions, InterpolationScheme, Locator};
 use crate::slice_util::c_strides;
 use crate::stencil_gram::StencilGram;
 
@@ -314,7 +314,7 @@ pub(super) struct ScatterAccumulator {
     gram: Option<StencilGram>,
     wty: Vec<f64>,
     /// The buffer: cell index, `τ` (`d` per point) and `y` of each point.
-    cells: Vec<u64>,
+    cells: Vec<usize>,
     taus: Vec<f64>,
     ys: Vec<f64>,
     yty: f64,
@@ -393,17 +393,9 @@ impl ScatterAccumulator {
             .zip(self.taus[old * d..].par_chunks_mut(LOCATE_ROWS * d))
             .enumerate()
             .map(|(b, (cells, taus))| {
-                for (j, cell) in cells.iter_mut().enumerate() {
-                    let i = b * LOCATE_ROWS + j;
-                    let mut flat = 0;
-                    for l in 0..d {
-                        let (start, tau) = loc.locate_1d(first + i, l, x[(i, l)])?;
-                        flat += start * lay.cell_strides[l];
-                        taus[j * d + l] = tau;
-                    }
-                    *cell = flat as u64;
-                }
-                Ok(())
+                let row0 = b * LOCATE_ROWS;
+                let rows = x.subrows(row0, cells.len());
+                locate_rows(loc, rows, first + row0, &lay.cell_strides, cells, taus)
             })
             .collect();
         // The first failing point in row order, so the error does not depend on scheduling.
@@ -440,7 +432,7 @@ impl ScatterAccumulator {
                 self.gram.insert(g)
             }
         };
-        let mut order: Vec<(u64, usize)> = self
+        let mut order: Vec<(usize, usize)> = self
             .cells
             .par_iter()
             .enumerate()
@@ -454,14 +446,14 @@ impl ScatterAccumulator {
             .for_each(|(t, &(_, i))| t.copy_from_slice(&self.taus[i * d..(i + 1) * d]));
         self.taus = taus;
         self.ys = order.par_iter().map(|&(_, i)| self.ys[i]).collect();
-        let cells_last = lay.cell_sizes[d - 1] as u64;
+        let cells_last = lay.cell_sizes[d - 1];
         let last: Vec<u32> = order
             .par_iter()
             .map(|&(c, _)| (c % cells_last) as u32)
             .collect();
         let mut pencil_start = vec![0usize; lay.pencils + 1];
         for &(c, _) in &order {
-            pencil_start[(c / cells_last) as usize + 1] += 1;
+            pencil_start[c / cells_last + 1] += 1;
         }
         for p in 0..lay.pencils {
             pencil_start[p + 1] += pencil_start[p];
