@@ -33,6 +33,7 @@ mod ncgp_metrics;
 mod ncgp_softmax_gp;
 mod normalize_y;
 mod objective_groups;
+mod objective_gsgp;
 mod objective_krylov;
 mod objective_rff;
 mod optimizers;

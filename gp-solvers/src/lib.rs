@@ -130,7 +130,7 @@ pub use precond::pivoted_cholesky::{
 pub use precond::{IdentityPreconditioner, Preconditioner};
 pub use probe_solve::{solve_with_probes, ProbeSolve};
 pub use probes::{ProbeDistribution, ProbeOptions, Probes};
-pub use rr_cg::{rr_cg, rr_slq_log_det, sample_draws, RrCgOptions, RrCgResult};
+pub use rr_cg::{rr_cg, rr_slq_log_det, sample_draws, RrCgOptions, RrCgResult, RrSeries};
 pub use slq::{slq_log_det, slq_log_det_from_cg, SlqScaling};
 pub use textbook_cg::{TextbookCg, TextbookCgOptions};
 pub use trace::{hutchinson_from_products, hutchinson_inverse_trace, hutchinson_trace};

@@ -435,3 +435,62 @@ fn bad_draws_and_options_are_refused() {
     };
     assert!(msg(rr_cg(&a, b.as_ref(), None, &law, &[2], &bad)).contains("tolerance"));
 }
+
+#[test]
+fn rr_series_fed_cg_iterates_gives_rr_cgs_estimates() {
+    // The accumulators of `RrSeries`, fed the iterates of `CgSolver`, equal `rr_cg`'s
+    // (which adds the solver's own increments): the same estimator, to rounding.
+    use gp_solvers::rr_cg::RrSeries;
+    let n = 50;
+    let (_, a, y) = rbf_problem(n, 2, 1e-2, 21);
+    let op = DenseOperator::new(a);
+    let law = ExpDecay::new(0.2, 4, n).unwrap();
+    let draws = [6, 17, 11];
+    let opts = RrCgOptions {
+        tolerance: 0.0,
+        ..RrCgOptions::default()
+    };
+    let reference = rr_cg(&op, y.as_ref(), None, &law, &draws, &opts).unwrap();
+    let cg_options = CgOptions {
+        tolerance: 0.0,
+        max_iterations: 17,
+        min_iterations: 0,
+        ..CgOptions::default()
+    };
+    let mut solver = CgSolver::new(&op, y.as_ref(), None, &cg_options).unwrap();
+    let mut series = RrSeries::new(&law, &draws, n).unwrap();
+    assert_eq!(series.max_draw(), 17);
+    while solver.step().unwrap().is_some() {
+        let x: Vec<f64> = solver.solution().col(0).iter().copied().collect();
+        series.push_iterate(&x).unwrap();
+    }
+    assert_eq!(series.terms(), 17);
+    for (ours, theirs) in series.estimates().iter().zip(&reference.estimates) {
+        let scale = theirs.norm_max();
+        let err = (0..n)
+            .map(|i| (ours[i] - theirs[(i, 0)]).abs())
+            .fold(0.0, f64::max);
+        assert!(err < 1e-10 * scale, "{err} vs scale {scale}");
+    }
+    let plain_err = (0..n)
+        .map(|i| (series.plain()[i] - reference.plain[(i, 0)]).abs())
+        .fold(0.0, f64::max);
+    assert!(plain_err < 1e-12 * reference.plain.norm_max());
+    let (first, second) = series.independent_halves().unwrap();
+    assert_eq!(first, series.estimates()[0]);
+    let mean_rest: Vec<f64> = (0..n)
+        .map(|i| 0.5 * (series.estimates()[1][i] + series.estimates()[2][i]))
+        .collect();
+    assert_eq!(second, mean_rest);
+    // Past the largest draw, a wrong length, draws outside the support: errors.
+    assert!(series.push_iterate(&vec![0.0; n]).is_err());
+    let mut short = RrSeries::new(&law, &draws, n).unwrap();
+    assert!(short.push_iterate(&[0.0; 3]).is_err());
+    assert!(RrSeries::new(&law, &[0, 5], n).is_err());
+    assert!(RrSeries::new(&law, &[n + 1], n).is_err());
+    assert!(RrSeries::new(&law, &[], n).is_err());
+    assert!(RrSeries::new(&law, &[5], n)
+        .unwrap()
+        .independent_halves()
+        .is_err());
+}

@@ -46,7 +46,7 @@ const TRACE_SEED_OFFSET: u64 = 0x9E37_79B9_7F4A_7C15;
 
 impl<K: Kernel> Gsgp<K> {
     /// The factor `L` of the log determinant, built on first use.
-    fn log_det_factor(&self) -> Result<&LogDetFactor> {
+    pub(crate) fn log_det_factor(&self) -> Result<&LogDetFactor> {
         let cached = self.log_det_factor.get_or_init(|| {
             let settings = LogDetSettings {
                 dense_factor_max: self.options.log_det_dense_factor_max,

@@ -59,7 +59,7 @@ pub mod model;
 pub mod options;
 pub mod predict;
 mod range_lanczos;
-mod solve;
+pub(crate) mod solve;
 
 pub use log_det::LogDetFactorKind;
 pub use memory::gsgp_memory;

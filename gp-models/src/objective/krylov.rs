@@ -12,7 +12,7 @@ use crate::error::{ModelError, Result};
 use crate::objective::estimator::{KrylovObjectiveOptions, ObjectiveEstimate};
 
 /// `½ log 2π`.
-const HALF_LN_2PI: f64 = 0.918_938_533_204_672_8;
+pub(crate) const HALF_LN_2PI: f64 = 0.918_938_533_204_672_8;
 
 /// A covariance `K̂(θ) = K(θ) + σ²I` as the Krylov estimators need it.
 pub trait KrylovCovariance {
@@ -78,6 +78,33 @@ pub enum KrylovDepth<'a> {
     },
 }
 
+/// The truncation law and the draws of `depth`: two draws of a fixed depth (held in
+/// `fixed`, all weights 1), the law's samples, or the given depths.
+///
+/// Errors with [`ModelError::InvalidOption`] for fewer than two draws (the unbiased
+/// gradient needs two independent solves of `K̂⁻¹y`) and a fixed depth of 0.
+pub(crate) fn depth_draws<'a>(
+    depth: KrylovDepth<'a>,
+    fixed: &'a mut Option<Fixed>,
+    rng: &mut dyn RngCore,
+) -> Result<(&'a dyn TruncationLaw, Vec<usize>)> {
+    let (law, draws): (&dyn TruncationLaw, Vec<usize>) = match depth {
+        KrylovDepth::Fixed(j) => (fixed.insert(Fixed::new(j)?), vec![j, j]),
+        KrylovDepth::Random { law, draws } => (law, sample_draws(law, draws, rng)),
+        KrylovDepth::Given { law, depths } => (law, depths.to_vec()),
+    };
+    if draws.len() < 2 {
+        return Err(ModelError::InvalidOption {
+            name: "RR-CG draws",
+            reason: format!(
+                "the unbiased gradient needs two independent draws of J, got {}",
+                draws.len()
+            ),
+        });
+    }
+    Ok((law, draws))
+}
+
 /// One CG or RR-CG evaluation of `log p(y | X, θ)` and its gradient (spec §2.3):
 ///
 /// ```text
@@ -120,24 +147,8 @@ pub fn krylov_estimate<C: KrylovCovariance + ?Sized>(
         }
     };
     let t = probes.count();
-    let fixed_law;
-    let (law, draws): (&dyn TruncationLaw, Vec<usize>) = match depth {
-        KrylovDepth::Fixed(j) => {
-            fixed_law = Fixed::new(j)?;
-            (&fixed_law, vec![j, j])
-        }
-        KrylovDepth::Random { law, draws } => (law, sample_draws(law, draws, rng)),
-        KrylovDepth::Given { law, depths } => (law, depths.to_vec()),
-    };
-    if draws.len() < 2 {
-        return Err(ModelError::InvalidOption {
-            name: "RR-CG draws",
-            reason: format!(
-                "the unbiased gradient needs two independent draws of J, got {}",
-                draws.len()
-            ),
-        });
-    }
+    let mut fixed_law = None;
+    let (law, draws) = depth_draws(depth, &mut fixed_law, rng)?;
     let mut rhs = Mat::<f64>::zeros(n, 1 + t);
     rhs.as_mut().subcols_mut(0, 1).copy_from(y);
     rhs.as_mut().subcols_mut(1, t).copy_from(probes.matrix());

@@ -12,8 +12,10 @@
 //! * [`Estimator::Cg`] is truncated preconditioned CG with `J` iterations (biased: the data
 //!   fit is under-, the log-determinant over-estimated; Theorem 1).
 //! * [`Estimator::RrCg`] is Russian-roulette CG ([`gp_solvers::rr_cg`](mod@gp_solvers::rr_cg)), unbiased.
-//! * [`krylov_estimate`] runs CG or RR-CG on any [`KrylovCovariance`] (dense, SKI).
-//! * [`train_objective`] ([`train_objective_ski`] on a SKI model) runs Adam with a multi-step schedule on GPyTorch's softplus parameters
+//! * [`krylov_estimate`] runs CG or RR-CG on any [`KrylovCovariance`] (dense, SKI);
+//!   [`gsgp_krylov_estimate`] runs them in grid space on a [`Gsgp`](crate::Gsgp) model.
+//! * [`train_objective`] ([`train_objective_ski`] on a SKI model, [`train_objective_gsgp`] on a
+//!   GSGP model) runs Adam with a multi-step schedule on GPyTorch's softplus parameters
 //!   ([`SoftplusParameterization`]), every step recorded, the exact loss on request.
 
 mod cholesky;
@@ -21,6 +23,7 @@ mod dense;
 mod estimator;
 mod evaluate;
 mod groups;
+mod gsgp;
 mod krylov;
 pub mod rff;
 mod se_contraction;
@@ -34,10 +37,12 @@ pub use dense::DenseKernelCovariance;
 pub use estimator::{Estimator, KrylovObjectiveOptions, ObjectiveEstimate};
 pub use evaluate::estimate;
 pub use groups::ParameterGroups;
+pub use gsgp::{gsgp_krylov_estimate, GsgpProbes};
 pub use krylov::{krylov_estimate, KrylovCovariance, KrylovDepth};
 pub use ski::SkiCovariance;
 pub use softplus::{inverse_softplus, softplus, SoftplusParameterization};
 pub use stored_kernel::SymmetricStored;
 pub use train::{
-    train_objective, train_objective_ski, ObjectiveTrainOptions, ObjectiveTrainResult, TrainingStep,
+    train_objective, train_objective_gsgp, train_objective_ski, ObjectiveTrainOptions,
+    ObjectiveTrainResult, TrainingStep,
 };

@@ -12,10 +12,12 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::error::{ModelError, Result};
+use crate::gsgp::Gsgp;
 use crate::objective::cholesky::exact_loss;
 use crate::objective::estimator::{Estimator, KrylovObjectiveOptions, ObjectiveEstimate};
 use crate::objective::evaluate::estimate;
 use crate::objective::groups::ParameterGroups;
+use crate::objective::gsgp::gsgp_krylov_estimate;
 use crate::objective::krylov::krylov_estimate;
 use crate::objective::ski::SkiCovariance;
 use crate::objective::softplus::SoftplusParameterization;
@@ -182,6 +184,69 @@ pub fn train_objective_ski<K: Kernel + Clone>(
         observer,
     )?;
     let model = ski.with_log_params(&run.final_log_params)?;
+    Ok(ObjectiveTrainResult {
+        kernel: model.kernel().clone(),
+        noise_variance: model.noise_variance(),
+        steps: run.steps,
+        training_seconds: run.training_seconds,
+    })
+}
+
+/// [`train_objective`] on a [`Gsgp`] model with CG or RR-CG in grid space
+/// ([`gsgp_krylov_estimate`]; [`Estimator::Cg`], [`Estimator::RrCg`], others are refused):
+/// the sufficient statistics are kept, the grid kernel rebuilt at every step, so no step
+/// costs anything that depends on `n`. The model keeps no data, so the exact loss (the
+/// exact GP's on the training data, dense: small problems only) needs `exact_data`
+/// `(x, y)` when [`ObjectiveTrainOptions::exact_loss_every`] asks for it.
+///
+/// Errors as [`train_objective`], and [`ModelError::InvalidOption`] for a direct or RFF
+/// estimator, or an exact loss asked for without `exact_data`.
+pub fn train_objective_gsgp<K: Kernel + Clone>(
+    gsgp: &Gsgp<K>,
+    estimator: &Estimator,
+    options: &ObjectiveTrainOptions,
+    exact_data: Option<(MatRef<'_, f64>, ColRef<'_, f64>)>,
+    observer: &mut dyn FnMut(&TrainingStep) -> ControlFlow<()>,
+) -> Result<ObjectiveTrainResult<K>> {
+    let depth = estimator
+        .krylov_depth()
+        .ok_or_else(|| ModelError::InvalidOption {
+            name: "estimator",
+            reason: format!(
+                "GSGP training runs CG or RR-CG in grid space, not {}",
+                estimator.label()
+            ),
+        })?;
+    if options.exact_loss_every.is_some() && exact_data.is_none() {
+        return Err(ModelError::InvalidOption {
+            name: "exact_loss_every",
+            reason: "a GSGP model keeps only sufficient statistics: pass the training data \
+                     as exact_data to evaluate the exact loss, or set exact_loss_every to None"
+                .into(),
+        });
+    }
+    let mut evaluate = |log_params: &[f64], rng: &mut ChaCha8Rng| {
+        let model = gsgp.with_log_params(log_params)?;
+        gsgp_krylov_estimate(&model, depth, &options.krylov, None, rng)
+    };
+    let exact = |log_params: &[f64]| -> Result<f64> {
+        let model = gsgp.with_log_params(log_params)?;
+        let (x, y) = exact_data.ok_or_else(|| ModelError::InvalidOption {
+            name: "exact_data",
+            reason: "needed for the exact loss".into(),
+        })?;
+        exact_loss(model.kernel(), x, y, model.noise_variance())
+    };
+    let start = gsgp.log_params();
+    let run = train_core(
+        &start,
+        gsgp.n_train(),
+        options,
+        &mut evaluate,
+        &exact,
+        observer,
+    )?;
+    let model = gsgp.with_log_params(&run.final_log_params)?;
     Ok(ObjectiveTrainResult {
         kernel: model.kernel().clone(),
         noise_variance: model.noise_variance(),

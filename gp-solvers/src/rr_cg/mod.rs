@@ -15,7 +15,8 @@
 //! one batched CG of `max(J₁, …, J_r)` iterations and keeps one such accumulator per draw
 //! (the gradient of the log marginal likelihood needs two independent estimates of
 //! `K⁻¹y`, spec §2.1), besides the plain iterate and the CG coefficients.
-//! [`rr_slq_log_det`] re-weights the telescoping series of stochastic Lanczos quadrature
+//! [`RrSeries`] keeps the same accumulators for any solver fed iterate by iterate (the
+//! factorized CG of GSGP). [`rr_slq_log_det`] re-weights the telescoping series of stochastic Lanczos quadrature
 //! over the Lanczos depth in the same way.
 //!
 //! The draws are an argument, so a caller may fix them (tests enumerate every `J` to check
@@ -50,6 +51,8 @@
 
 mod log_det;
 mod run;
+mod series;
 
 pub use log_det::{rr_slq_log_det, slq_depth_values};
 pub use run::{rr_cg, sample_draws, RrCgOptions, RrCgResult};
+pub use series::RrSeries;
