@@ -86,6 +86,7 @@ fn reproduce_all_smoke_writes_every_report() {
         "landscape-trajectories.svg",
         "SS-RFF(E[D]=701)",
         "ss-rff-training-exact-loss.svg",
+        "RR-CG training on structured operators",
     ] {
         assert!(
             rtgps.contains(needle),

@@ -30,9 +30,9 @@ use gp_solvers::factorized::{
     EfcgSimplifiedSolver, EfcgSolver, FactorizedCgOptions, FactorizedCgResult, FactorizedVector,
     FcgSolver, StartVector,
 };
-use gp_solvers::rr_cg::{rr_slq_log_det, RrSeries};
+use gp_solvers::rr_cg::RrSeries;
 use gp_solvers::truncation::TruncationLaw;
-use gp_solvers::{cg, slq_log_det_from_cg, CgOptions, ProbeOptions, Probes};
+use gp_solvers::{cg, CgOptions, ProbeOptions, Probes};
 use rand::RngCore;
 use rayon::prelude::*;
 
@@ -43,7 +43,9 @@ use crate::gsgp::model::Gsgp;
 use crate::gsgp::options::GsgpSolver;
 use crate::gsgp::solve::check_factorized;
 use crate::objective::estimator::{KrylovObjectiveOptions, ObjectiveEstimate};
-use crate::objective::krylov::{depth_draws, KrylovDepth, HALF_LN_2PI};
+use crate::objective::krylov::{
+    depth_draws, depth_log_det, krylov_objective_estimate, KrylovDepth,
+};
 
 /// Caller-chosen probes of [`gsgp_krylov_estimate`].
 #[derive(Debug, Clone)]
@@ -166,22 +168,20 @@ pub fn gsgp_krylov_estimate<K: Kernel>(
     let alpha_dot = x1.transpose() * &wa2 + c1 * (t_vec.transpose() * &x2 + c2 * q);
     gradient.push(0.5 * (sigma2 * alpha_dot - sigma2_trace));
 
-    let (mut lml, mut data_fit, mut log_det) = (None, None, None);
-    if let Some(probes) = log_det_probes {
-        let (x, c) = split_hat(&mean_series.mean_estimate());
-        let fit = t_vec.transpose() * &x + c * q;
-        let ld = rr_log_det(gsgp, &probes, law, &draws, depth, options)?;
-        lml = Some(-0.5 * fit - 0.5 * ld - n * HALF_LN_2PI);
-        data_fit = Some(fit);
-        log_det = Some(ld);
-    }
-    Ok(ObjectiveEstimate {
-        lml,
-        data_fit,
-        log_det,
+    let terms = match log_det_probes {
+        Some(probes) => {
+            let (x, c) = split_hat(&mean_series.mean_estimate());
+            let fit = t_vec.transpose() * &x + c * q;
+            Some((fit, rr_log_det(gsgp, &probes, law, &draws, depth, options)?))
+        }
+        None => None,
+    };
+    Ok(krylov_objective_estimate(
+        terms,
+        gsgp.n_train(),
         gradient,
-        work: iterations,
-    })
+        iterations,
+    ))
 }
 
 /// `(1/t) Σ_k a[:, k]ᵀ b[:, k]`.
@@ -318,9 +318,5 @@ fn rr_log_det<K: Kernel>(
     let res = cg(&op, probes.matrix(), None, &cg_options)?;
     check_breakdown(&res, "the GSGP RR-SLQ solve on I + LᵀSL/σ²")?;
     let offset = gsgp.n_train() as f64 * gsgp.noise_variance().ln();
-    let estimate = match depth {
-        KrylovDepth::Fixed(_) => slq_log_det_from_cg(&res.columns, r, offset, options.slq_scaling)?,
-        _ => rr_slq_log_det(&res.columns, law, draws, r, offset, options.slq_scaling)?,
-    };
-    Ok(estimate.value)
+    depth_log_det(&res.columns, depth, law, draws, r, offset, options)
 }

@@ -5,14 +5,14 @@ use faer::{Mat, MatRef};
 use gp_linalg::LinearOperator;
 use gp_solvers::rr_cg::{rr_cg, rr_slq_log_det, sample_draws, RrCgOptions};
 use gp_solvers::truncation::{Fixed, TruncationLaw};
-use gp_solvers::{slq_log_det_from_cg, Preconditioner, ProbeOptions, Probes};
+use gp_solvers::{slq_log_det_from_cg, CgColumn, Preconditioner, ProbeOptions, Probes};
 use rand::RngCore;
 
 use crate::error::{ModelError, Result};
 use crate::objective::estimator::{KrylovObjectiveOptions, ObjectiveEstimate};
 
 /// `½ log 2π`.
-pub(crate) const HALF_LN_2PI: f64 = 0.918_938_533_204_672_8;
+const HALF_LN_2PI: f64 = 0.918_938_533_204_672_8;
 
 /// A covariance `K̂(θ) = K(θ) + σ²I` as the Krylov estimators need it.
 pub trait KrylovCovariance {
@@ -193,7 +193,7 @@ pub fn krylov_estimate<C: KrylovCovariance + ?Sized>(
         / t as f64;
     gradient.push(0.5 * sigma2 * (quad - trace));
 
-    let (mut lml, mut data_fit, mut log_det) = (None, None, None);
+    let mut terms = None;
     if options.with_value {
         let fit = y.col(0).transpose() * mean.col(0);
         let log_det_p = match precond {
@@ -201,21 +201,49 @@ pub fn krylov_estimate<C: KrylovCovariance + ?Sized>(
             None => 0.0,
         };
         let columns = &out.columns[1..];
-        let ld = match depth {
-            KrylovDepth::Fixed(_) => {
-                slq_log_det_from_cg(columns, n, log_det_p, options.slq_scaling)?.value
-            }
-            _ => rr_slq_log_det(columns, law, &draws, n, log_det_p, options.slq_scaling)?.value,
-        };
-        lml = Some(-0.5 * fit - 0.5 * ld - n as f64 * HALF_LN_2PI);
-        data_fit = Some(fit);
-        log_det = Some(ld);
+        let ld = depth_log_det(columns, depth, law, &draws, n, log_det_p, options)?;
+        terms = Some((fit, ld));
     }
-    Ok(ObjectiveEstimate {
-        lml,
-        data_fit,
-        log_det,
+    Ok(krylov_objective_estimate(
+        terms,
+        n,
         gradient,
-        work: out.iterations,
+        out.iterations,
+    ))
+}
+
+/// The SLQ log determinant (truncated CG: [`KrylovDepth::Fixed`]) or the RR-SLQ one
+/// (RR-CG) from the probe columns of a CG run on an operator of order `dim`, plus `offset`.
+pub(crate) fn depth_log_det(
+    columns: &[CgColumn],
+    depth: KrylovDepth<'_>,
+    law: &dyn TruncationLaw,
+    draws: &[usize],
+    dim: usize,
+    offset: f64,
+    options: &KrylovObjectiveOptions,
+) -> Result<f64> {
+    Ok(match depth {
+        KrylovDepth::Fixed(_) => {
+            slq_log_det_from_cg(columns, dim, offset, options.slq_scaling)?.value
+        }
+        _ => rr_slq_log_det(columns, law, draws, dim, offset, options.slq_scaling)?.value,
     })
+}
+
+/// The estimate from the gradient and, where the value was computed, the data fit and the
+/// log determinant (`terms`) of an `n`-point model.
+pub(crate) fn krylov_objective_estimate(
+    terms: Option<(f64, f64)>,
+    n: usize,
+    gradient: Vec<f64>,
+    work: usize,
+) -> ObjectiveEstimate {
+    ObjectiveEstimate {
+        lml: terms.map(|(fit, ld)| -0.5 * fit - 0.5 * ld - n as f64 * HALF_LN_2PI),
+        data_fit: terms.map(|(fit, _)| fit),
+        log_det: terms.map(|(_, ld)| ld),
+        gradient,
+        work,
+    }
 }

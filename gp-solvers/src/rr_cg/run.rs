@@ -67,21 +67,28 @@ impl RrCgResult {
     /// fewer than two draws: one draw cannot give two independent factors.
     pub fn independent_halves(&self) -> Result<(Mat<f64>, Mat<f64>)> {
         let r = self.estimates.len();
-        if r < 2 {
-            return Err(invalid(
-                "draws",
-                format!(
-                    "two independent RR estimates need at least two draws of J, got {r}; \
-                     pass two or more draws to rr_cg"
-                ),
-            ));
-        }
+        check_two_draws(r)?;
         let half = r / 2;
         Ok((
             mean_of(&self.estimates[..half]),
             mean_of(&self.estimates[half..]),
         ))
     }
+}
+
+/// Errors with [`SolverError::InvalidOptions`](crate::SolverError::InvalidOptions) for fewer
+/// than two draws: one draw cannot give two independent estimates.
+pub(super) fn check_two_draws(r: usize) -> Result<()> {
+    if r < 2 {
+        return Err(invalid(
+            "draws",
+            format!(
+                "two independent RR estimates need at least two draws of J, got {r}; pass two \
+                 or more draws"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The mean of a non-empty list of equally shaped matrices.

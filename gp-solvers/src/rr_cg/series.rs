@@ -5,7 +5,7 @@
 use crate::error::{invalid, Result};
 use crate::truncation::TruncationLaw;
 
-use super::run::check_draws;
+use super::run::{check_draws, check_two_draws};
 
 /// One Russian-roulette accumulator per draw `J_r` of the series `Σ_j Δ_j` whose partial
 /// sums are the iterates `x_1, x_2, …` of a solver started from `x_0 = 0`
@@ -142,15 +142,7 @@ impl<'a> RrSeries<'a> {
     /// fewer than two draws.
     pub fn independent_halves(&self) -> Result<(Vec<f64>, Vec<f64>)> {
         let r = self.sums.len();
-        if r < 2 {
-            return Err(invalid(
-                "draws",
-                format!(
-                    "two independent RR estimates need at least two draws of J, got {r}; \
-                     pass two or more draws"
-                ),
-            ));
-        }
+        check_two_draws(r)?;
         let half = r / 2;
         Ok((mean_of(&self.sums[..half]), mean_of(&self.sums[half..])))
     }

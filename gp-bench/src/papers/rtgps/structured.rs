@@ -1,0 +1,318 @@
+//! RR-CG training on structured operators (issue 15; the paper's 3DRoad row, spec
+//! `rtgps.md` §5): the SKI operator `W K_G Wᵀ + σ²I` (`train_objective_ski`) and GSGP's
+//! grid-space form of the same model (`train_objective_gsgp`, no step cost depends on `n`),
+//! both trained by RR-CG with the paper's law (λ = 0.05, `J_min` = 80, two draws) and
+//! 10 probes.
+//!
+//! 3DRoad itself is not in the data directory. `--full` trains a labelled synthetic 3-D
+//! stand-in of the paper's training size, n = 278 319 (64% of 434 874), for the paper's 300
+//! steps: the issue's target is 300 RR-CG steps on the SKI operator in ≤ 15 min. `--quick`
+//! runs a small version whose exact loss (dense Cholesky of the exact GP) is evaluated at
+//! the start and the end.
+
+use gp_kernels::SquaredExponential;
+use gp_models::objective::{
+    train_objective_gsgp, train_objective_ski, Estimator, ObjectiveTrainResult,
+};
+use gp_models::optim::MultiStepDecay;
+use gp_models::{GpModel, Gsgp, GsgpOptions, PredictRequest, Ski, SkiOptions};
+use serde_json::json;
+
+use super::{adam_training, GPYTORCH_START};
+use crate::error::BenchError;
+use crate::experiment::{Check, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize};
+use crate::synthetic::smooth_regression;
+use crate::table::{fmt_seconds, Table};
+
+/// The experiment.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StructuredTraining;
+
+/// Sizes per run size.
+struct Plan {
+    n_train: usize,
+    n_test: usize,
+    /// Grid points per axis.
+    grid: usize,
+    steps: usize,
+    /// Evaluate the exact loss at the start and the end (dense: small `n` only).
+    exact_loss: bool,
+}
+
+fn plan(size: RunSize) -> Plan {
+    match size {
+        RunSize::Smoke => Plan {
+            n_train: 400,
+            n_test: 100,
+            grid: 8,
+            steps: 4,
+            exact_loss: true,
+        },
+        RunSize::Quick => Plan {
+            n_train: 1500,
+            n_test: 500,
+            grid: 12,
+            steps: 40,
+            exact_loss: true,
+        },
+        RunSize::Full => Plan {
+            n_train: THREE_D_ROAD_TRAIN,
+            n_test: 20_000,
+            grid: 32,
+            steps: 300,
+            exact_loss: false,
+        },
+    }
+}
+
+/// 3DRoad's training size in the paper's 64/16/20 split (spec `rtgps.md` §5.1).
+const THREE_D_ROAD_TRAIN: usize = 278_319;
+/// Noise variance of the stand-in.
+const NOISE: f64 = 0.01;
+/// Adam's learning rate: twice the code's 0.05 (a faster schedule than the paper's 0.01
+/// over 300 steps, which started from the sgGP solution; ours starts from GPyTorch's
+/// defaults, σ² ≈ 0.69, far from the stand-in's 0.01).
+const LEARNING_RATE: f64 = 0.1;
+/// The issue's target for 300 RR-CG steps on the SKI operator at n = 278K.
+const SKI_TARGET_SECONDS: f64 = 900.0;
+
+/// One trained model.
+struct Run {
+    label: &'static str,
+    result: ObjectiveTrainResult<SquaredExponential>,
+    rmse: f64,
+    mean_work: f64,
+}
+
+impl Run {
+    fn seconds_per_step(&self) -> f64 {
+        self.result.training_seconds / self.result.steps.len().saturating_sub(1).max(1) as f64
+    }
+
+    fn exact(&self, first: bool) -> Option<f64> {
+        let mut with = self.result.steps.iter().filter_map(|s| s.exact_loss);
+        if first {
+            with.next()
+        } else {
+            with.next_back()
+        }
+    }
+}
+
+fn rmse(mean: faer::ColRef<'_, f64>, y: faer::ColRef<'_, f64>) -> f64 {
+    let n = y.nrows().max(1) as f64;
+    ((0..y.nrows())
+        .map(|i| (mean[i] - y[i]).powi(2))
+        .sum::<f64>()
+        / n)
+        .sqrt()
+}
+
+fn mean_work(result: &ObjectiveTrainResult<SquaredExponential>) -> f64 {
+    let works: Vec<f64> = result.steps[1..].iter().map(|s| s.work as f64).collect();
+    works.iter().sum::<f64>() / works.len().max(1) as f64
+}
+
+impl Experiment for StructuredTraining {
+    fn name(&self) -> &'static str {
+        "structured"
+    }
+
+    fn title(&self) -> &'static str {
+        "RR-CG training on the SKI operator and on GSGP's grid-space form (3DRoad stand-in)"
+    }
+
+    fn paper_reference(&self) -> &'static str {
+        "RTGPS §5 Tables S1/S2, 3DRoad row (spec rtgps.md §5); issue 15"
+    }
+
+    fn describe_size(&self, size: RunSize) -> String {
+        let p = plan(size);
+        format!(
+            "synthetic 3-D stand-in (f = Σ sin(π(i+1)xᵢ)/√3 on [0, 1]³, σ² = {NOISE}), n = {} \
+             training / {} test points, cubic grid {g}×{g}×{g}; RR-CG λ = 0.05, J_min = 80, two \
+             draws, 10 probes; Adam lr {LEARNING_RATE} (×0.1 at 50/70/90%), {} steps from GPyTorch's start",
+            p.n_train,
+            p.n_test,
+            p.steps,
+            g = p.grid
+        )
+    }
+
+    fn estimate_seconds(&self, size: RunSize) -> f64 {
+        match size {
+            RunSize::Smoke => 2.0,
+            RunSize::Quick => 8.0,
+            RunSize::Full => 1800.0,
+        }
+    }
+
+    fn run(&self, ctx: &RunContext<'_>) -> Result<ExperimentOutput, BenchError> {
+        let p = plan(ctx.size);
+        let (x, y) = smooth_regression(p.n_train + p.n_test, 3, NOISE, ctx.seed ^ 0x3D);
+        let (x_train, x_test) = (x.subrows(0, p.n_train), x.subrows(p.n_train, p.n_test));
+        let (y_train, y_test) = (y.subrows(0, p.n_train), y.subrows(p.n_train, p.n_test));
+        let kernel = SquaredExponential::isotropic(3, GPYTORCH_START, GPYTORCH_START)?;
+        let noise = GPYTORCH_START + 1e-4;
+        let mut ski_options = SkiOptions::default();
+        ski_options.grid.sizes = vec![p.grid; 3];
+        let gsgp_options = GsgpOptions::from_parts(
+            ski_options.grid.clone(),
+            ski_options.krylov,
+            ski_options.estimator,
+        );
+        let rr = Estimator::rr_cg_exp_decay(0.05, 80, p.n_train)?;
+        let train_options = gp_models::objective::ObjectiveTrainOptions {
+            exact_loss_every: p.exact_loss.then_some(p.steps),
+            ..adam_training(
+                LEARNING_RATE,
+                p.steps,
+                Some(MultiStepDecay::paper_gp()),
+                ctx.seed + 1,
+            )
+        };
+        let go_on =
+            &mut |_: &gp_models::objective::TrainingStep| std::ops::ControlFlow::Continue(());
+        ctx.progress.set_length(2);
+
+        let ski = Ski::fit(kernel.clone(), x_train, y_train, noise, &ski_options)?;
+        let result = train_objective_ski(&ski, &rr, &train_options, go_on)?;
+        let trained = ski.with_log_params(&final_log_params(&result))?;
+        let mean = trained.predict(x_test, &PredictRequest::mean())?.mean;
+        let ski_run = Run {
+            label: "SKI operator (train_objective_ski)",
+            rmse: rmse(mean.as_ref(), y_test),
+            mean_work: mean_work(&result),
+            result,
+        };
+        ctx.progress.inc(1);
+
+        let gsgp = Gsgp::fit(kernel, x_train, y_train, noise, &gsgp_options)?;
+        let exact_data = p.exact_loss.then_some((x_train, y_train));
+        let result = train_objective_gsgp(&gsgp, &rr, &train_options, exact_data, go_on)?;
+        let trained = gsgp.with_log_params(&final_log_params(&result))?;
+        let mean = trained.predict_mean(x_test)?;
+        let gsgp_run = Run {
+            label: "GSGP grid space (train_objective_gsgp)",
+            rmse: rmse(mean.as_ref(), y_test),
+            mean_work: mean_work(&result),
+            result,
+        };
+        ctx.progress.inc(1);
+
+        let runs = [ski_run, gsgp_run];
+        let mut table = Table::new([
+            "model",
+            "steps",
+            "mean iterations / step",
+            "time / step",
+            "training time",
+            "ℓ (per dimension)",
+            "s",
+            "σ²",
+            "test RMSE",
+            "exact −log p / n: start → end",
+        ]);
+        for run in &runs {
+            let lp = final_log_params(&run.result);
+            let value = |k: usize| lp.get(k).map_or(f64::NAN, |v| v.exp());
+            table.row([
+                run.label.to_string(),
+                p.steps.to_string(),
+                format!("{:.1}", run.mean_work),
+                fmt_seconds(run.seconds_per_step()),
+                fmt_seconds(run.result.training_seconds),
+                format!("{:.4}, {:.4}, {:.4}", value(0), value(1), value(2)),
+                format!("{:.4}", value(3)),
+                format!("{:.3e}", value(4)),
+                format!("{:.4}", run.rmse),
+                match (run.exact(true), run.exact(false)) {
+                    (Some(a), Some(b)) => format!("{a:.4} → {b:.4}"),
+                    _ => "not evaluated (n too large for Cholesky)".into(),
+                },
+            ]);
+        }
+        let noise_sd = NOISE.sqrt();
+        let mut checks = Vec::new();
+        for run in &runs {
+            checks.push(Check::new(
+                format!(
+                    "{}: test RMSE {:.4} within 1.5× the noise sd {noise_sd:.3} (the learned model \
+                     explains the signal)",
+                    run.label, run.rmse
+                ),
+                run.rmse <= 1.5 * noise_sd,
+            ));
+            if let (Some(a), Some(b)) = (run.exact(true), run.exact(false)) {
+                checks.push(Check::new(
+                    format!(
+                        "{}: the exact loss falls along training ({a:.4} → {b:.4})",
+                        run.label
+                    ),
+                    b < a,
+                ));
+            }
+        }
+        let ski_projected = runs[0].seconds_per_step() * 300.0;
+        if ctx.size == RunSize::Full {
+            checks.push(Check::new(
+                format!(
+                    "300 RR-CG steps on the SKI operator at n = {} in ≤ 15 min: {} ({} per step)",
+                    p.n_train,
+                    fmt_seconds(ski_projected),
+                    fmt_seconds(runs[0].seconds_per_step())
+                ),
+                ski_projected <= SKI_TARGET_SECONDS,
+            ));
+        }
+        let raw = json!({
+            "n_train": p.n_train,
+            "n_test": p.n_test,
+            "grid": [p.grid, p.grid, p.grid],
+            "runs": runs.iter().map(|run| json!({
+                "model": run.label,
+                "test_rmse": run.rmse,
+                "mean_iterations": run.mean_work,
+                "training_seconds": run.result.training_seconds,
+                "steps": run.result.steps.iter().map(|s| json!({
+                    "step": s.step,
+                    "log_params": s.log_params,
+                    "exact_loss": s.exact_loss,
+                    "iterations": s.work,
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        });
+        Ok(ExperimentOutput {
+            tables: vec![NamedTable {
+                title: format!(
+                    "RR-CG training on structured operators, synthetic 3-D stand-in for 3DRoad \
+                     (n = {} training points, {g}×{g}×{g} grid)",
+                    p.n_train,
+                    g = p.grid
+                ),
+                table,
+            }],
+            notes: vec![
+                "3DRoad is not in the data directory: the data are a labelled synthetic 3-D \
+                 stand-in of the paper's training size at --full. SKI and GSGP are the same \
+                 model (GSGP keeps WᵀW, Wᵀy, yᵀy instead of W and y); their RR-CG estimates \
+                 differ in their probes (n-space Rademacher for SKI, grid-space for GSGP), so \
+                 the two trainings follow different random paths to the same optimum. Neither \
+                 is preconditioned. The paper trained 3DRoad with an exact GP on KeOps from the \
+                 sgGP solution; it has no SKI row."
+                    .into(),
+            ],
+            raw,
+            curves: Vec::new(),
+            checks,
+        })
+    }
+}
+
+fn final_log_params(result: &ObjectiveTrainResult<SquaredExponential>) -> Vec<f64> {
+    result
+        .steps
+        .last()
+        .map(|s| s.log_params.clone())
+        .unwrap_or_default()
+}
