@@ -61,6 +61,9 @@ pub struct RunContext<'a> {
     /// Folds run at the same time (`--jobs J`, at least 1), each with sequential dense
     /// algebra when more than one runs ([`crate::jobs::run_concurrently`]).
     pub jobs: usize,
+    /// With `--full`: also the parts that take hours and tens of GiB (`--large`; RTGPS's
+    /// larger Tables S1/S2 rows). Experiments without such parts ignore it.
+    pub large: bool,
 }
 
 /// A table with a title, for the report.

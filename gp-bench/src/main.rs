@@ -70,6 +70,11 @@ enum Command {
         /// times per fold are then taken under that load).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
         jobs: u64,
+        /// With --full: also the parts that take hours and tens of GiB (RTGPS's larger
+        /// Tables S1/S2 rows: Kin40K, Protein, KEGG, KEGGU, their time per training step and
+        /// projected totals).
+        #[arg(long)]
+        large: bool,
         /// Run only these experiments (comma-separated names, e.g. `--only gmm,mnist`); the
         /// report then holds only them.
         #[arg(long, value_delimiter = ',')]
@@ -224,7 +229,14 @@ fn reproduce(
     fold_cache: Option<PathBuf>,
     cached_only: bool,
     jobs: usize,
+    large: bool,
 ) -> Result<bool, BenchError> {
+    if large && size != RunSize::Full {
+        return Err(BenchError::InvalidArgument {
+            name: "--large",
+            reason: format!("adds the hours-long parts of --full runs; got --{size}"),
+        });
+    }
     let (dir, root) = data_dir(explicit_dir)?;
     let out_root = out.unwrap_or_else(|| {
         root.unwrap_or_else(|| PathBuf::from("."))
@@ -287,6 +299,7 @@ fn reproduce(
         folds,
         fold_cache,
         jobs,
+        large,
     };
     let runs = run_papers(&selected, &options)?;
     let mut ok = true;
@@ -334,6 +347,7 @@ fn run(cli: Cli) -> Result<bool, BenchError> {
             fold_cache,
             cached_only,
             jobs,
+            large,
         } => reproduce(
             paper,
             size.size(),
@@ -346,6 +360,7 @@ fn run(cli: Cli) -> Result<bool, BenchError> {
             fold_cache,
             cached_only,
             usize::try_from(jobs).unwrap_or(1),
+            large,
         ),
         Command::Datasets { data_dir: explicit } => {
             let (dir, _) = data_dir(explicit)?;

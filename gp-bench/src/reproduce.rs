@@ -36,6 +36,8 @@ pub struct ReproduceOptions {
     pub fold_cache: Option<FoldCache>,
     /// Folds run at the same time (`--jobs`).
     pub jobs: usize,
+    /// Also the parts that take hours (`--large`, with `--full`).
+    pub large: bool,
 }
 
 /// The summed wall-time estimate of the papers' experiments at `size`, in seconds, with
@@ -117,6 +119,7 @@ fn run_paper_into(
             folds: options.folds,
             fold_cache: options.fold_cache.as_ref(),
             jobs: options.jobs.max(1),
+            large: options.large,
         };
         let t0 = Instant::now();
         let outcome = exp.run(&ctx).map_err(|e| e.to_string());

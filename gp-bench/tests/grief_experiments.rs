@@ -22,6 +22,7 @@ fn run(exp: &dyn Experiment, size: RunSize) -> ExperimentOutput {
         folds: None,
         fold_cache: None,
         jobs: 1,
+        large: false,
     };
     let start = std::time::Instant::now();
     let out = exp.run(&ctx).expect("experiment runs");

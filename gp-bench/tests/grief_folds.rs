@@ -178,6 +178,7 @@ fn the_table_reuses_cached_folds() {
                 folds: Some(2),
                 fold_cache: Some(cache),
                 jobs,
+                large: false,
             })
             .expect("table runs")
     };

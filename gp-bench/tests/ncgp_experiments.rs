@@ -38,6 +38,7 @@ fn run(exp: &dyn Experiment) -> ExperimentOutput {
         folds: None,
         fold_cache: None,
         jobs: 1,
+        large: false,
     };
     exp.run(&ctx).expect("experiment runs")
 }

@@ -87,6 +87,7 @@ fn reproduce_all_smoke_writes_every_report() {
         "SS-RFF(E[D]=701)",
         "ss-rff-training-exact-loss.svg",
         "RR-CG training on structured operators",
+        "projected totals of the larger rows",
     ] {
         assert!(
             rtgps.contains(needle),
@@ -211,4 +212,30 @@ fn zero_folds_are_refused() {
     let stderr = String::from_utf8_lossy(&status.stderr);
     assert!(stderr.contains("--folds"), "{stderr}");
     assert!(!out.path().join("grief").exists());
+}
+
+/// `--large` only extends `--full` runs: with another size it is refused before anything
+/// runs.
+#[test]
+fn large_without_full_is_refused() {
+    let out = tempfile::tempdir().expect("temp dir");
+    let status = Command::new(env!("CARGO_BIN_EXE_gp-bench"))
+        .args([
+            "reproduce",
+            "rtgps",
+            "--smoke",
+            "--large",
+            "--no-progress",
+            "--out",
+        ])
+        .arg(out.path())
+        .output()
+        .expect("runs gp-bench");
+    assert!(!status.status.success());
+    let stderr = String::from_utf8_lossy(&status.stderr);
+    assert!(
+        stderr.contains("--large") && stderr.contains("--full"),
+        "{stderr}"
+    );
+    assert!(!out.path().join("rtgps").exists());
 }

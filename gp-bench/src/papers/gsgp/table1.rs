@@ -411,6 +411,7 @@ pub fn run_full_rows(
         folds: None,
         fold_cache: None,
         jobs: 1,
+        large: false,
     };
     Table1::run_rows(selected, &ctx)
 }
