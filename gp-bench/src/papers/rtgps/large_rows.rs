@@ -12,7 +12,7 @@ use gp_models::optim::MultiStepDecay;
 use serde_json::json;
 
 use super::data::{load_rtgps, rtgps_set};
-use super::{adam_training, train_from_gpytorch_start, GPYTORCH_START};
+use super::{adam_training, mean_work_per_step, train_from_gpytorch_start, GPYTORCH_START};
 use crate::error::BenchError;
 use crate::experiment::{Check, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize};
 use crate::table::{fmt_seconds, Table};
@@ -161,8 +161,7 @@ impl Experiment for LargeRows {
                     &options,
                 )?;
                 let seconds = out.training_seconds / p.steps.max(1) as f64;
-                let works: Vec<f64> = out.steps[1..].iter().map(|s| s.work as f64).collect();
-                let mean_iterations = works.iter().sum::<f64>() / works.len().max(1) as f64;
+                let mean_iterations = mean_work_per_step(&out.steps);
                 let paper_total = paper.map(|(cg, rr)| if k == 0 { cg } else { rr });
                 table.row([
                     label.clone(),

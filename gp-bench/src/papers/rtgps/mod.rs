@@ -45,6 +45,13 @@ pub fn paper() -> Paper {
 /// `softplus(0) = ln 2` (the noise adds its floor 1e-4).
 pub(crate) const GPYTORCH_START: f64 = std::f64::consts::LN_2;
 
+/// The mean Krylov iterations (or other work) per Adam step of a training run (the start
+/// is not a step).
+pub(crate) fn mean_work_per_step(steps: &[gp_models::objective::TrainingStep]) -> f64 {
+    let after_start = steps.get(1..).unwrap_or_default();
+    after_start.iter().map(|s| s.work as f64).sum::<f64>() / after_start.len().max(1) as f64
+}
+
 /// The paper's training options: Adam at `learning_rate` for `steps` steps with the
 /// schedule `decay`, the estimator's random draws seeded by `seed`, everything else at its
 /// default (set `exact_loss_every`, `groups`, ... by struct update).

@@ -18,7 +18,7 @@ use gp_models::optim::MultiStepDecay;
 use gp_models::{GpModel, Gsgp, GsgpOptions, PredictRequest, Ski, SkiOptions};
 use serde_json::json;
 
-use super::{adam_training, GPYTORCH_START};
+use super::{adam_training, mean_work_per_step, GPYTORCH_START};
 use crate::error::BenchError;
 use crate::experiment::{Check, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize};
 use crate::synthetic::smooth_regression;
@@ -108,11 +108,6 @@ fn rmse(mean: faer::ColRef<'_, f64>, y: faer::ColRef<'_, f64>) -> f64 {
         .sqrt()
 }
 
-fn mean_work(result: &ObjectiveTrainResult<SquaredExponential>) -> f64 {
-    let works: Vec<f64> = result.steps[1..].iter().map(|s| s.work as f64).collect();
-    works.iter().sum::<f64>() / works.len().max(1) as f64
-}
-
 impl Experiment for StructuredTraining {
     fn name(&self) -> &'static str {
         "structured"
@@ -184,7 +179,7 @@ impl Experiment for StructuredTraining {
         let ski_run = Run {
             label: "SKI operator (train_objective_ski)",
             rmse: rmse(mean.as_ref(), y_test),
-            mean_work: mean_work(&result),
+            mean_work: mean_work_per_step(&result.steps),
             result,
         };
         ctx.progress.inc(1);
@@ -197,7 +192,7 @@ impl Experiment for StructuredTraining {
         let gsgp_run = Run {
             label: "GSGP grid space (train_objective_gsgp)",
             rmse: rmse(mean.as_ref(), y_test),
-            mean_work: mean_work(&result),
+            mean_work: mean_work_per_step(&result.steps),
             result,
         };
         ctx.progress.inc(1);

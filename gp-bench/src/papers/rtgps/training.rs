@@ -12,7 +12,8 @@ use serde_json::json;
 
 use super::toy::{h10_problem, H10Config, PriorProblem};
 use super::{
-    adam_training, exact_loss_series, last_exact_loss, train_from_gpytorch_start, GPYTORCH_START,
+    adam_training, exact_loss_series, last_exact_loss, mean_work_per_step,
+    train_from_gpytorch_start, GPYTORCH_START,
 };
 use crate::error::BenchError;
 use crate::experiment::{
@@ -99,8 +100,7 @@ fn train(
             })?
         }
     };
-    let works: Vec<f64> = result.steps[1..].iter().map(|s| s.work as f64).collect();
-    let mean_work = works.iter().sum::<f64>() / works.len().max(1) as f64;
+    let mean_work = mean_work_per_step(&result.steps);
     Ok(Run {
         label: estimator.label(),
         result,

@@ -10,7 +10,7 @@ use gp_models::ExactGp;
 use serde_json::json;
 
 use super::data::{load_rtgps, RtgpsSplit};
-use super::{adam_training, train_from_gpytorch_start, GPYTORCH_START};
+use super::{adam_training, mean_work_per_step, train_from_gpytorch_start, GPYTORCH_START};
 use crate::error::BenchError;
 use crate::experiment::{Check, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize};
 use crate::table::{fmt_seconds, Table};
@@ -132,14 +132,13 @@ fn run_method(
         se += r * r;
         nll += 0.5 * (2.0 * std::f64::consts::PI * var[i]).ln() + 0.5 * r * r / var[i];
     }
-    let works: Vec<f64> = out.steps[1..].iter().map(|s| s.work as f64).collect();
     Ok(Outcome {
         label: estimator.label(),
         steps,
         rmse: (se / m).sqrt(),
         nll: nll / m,
         seconds: out.training_seconds,
-        mean_iterations: works.iter().sum::<f64>() / works.len().max(1) as f64,
+        mean_iterations: mean_work_per_step(&out.steps),
     })
 }
 
