@@ -86,7 +86,7 @@ pub fn gsgp_krylov_estimate<K: Kernel>(
     let mut fixed_law = None;
     let (law, draws) = depth_draws(depth, &mut fixed_law, rng)?;
     let (log_det_probes, trace_probes) = match probes {
-        Some(p) => (Some(p.log_det), p.trace),
+        Some(p) => (options.with_value.then_some(p.log_det), p.trace),
         None => {
             let draw = |dim: usize, seed: u64| {
                 let opts = ProbeOptions {
