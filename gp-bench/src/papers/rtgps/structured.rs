@@ -51,8 +51,8 @@ fn plan(size: RunSize) -> Plan {
         RunSize::Quick => Plan {
             n_train: 1500,
             n_test: 500,
-            grid: 12,
-            steps: 40,
+            grid: 10,
+            steps: 30,
             exact_loss: true,
         },
         RunSize::Full => Plan {
@@ -137,7 +137,7 @@ impl Experiment for StructuredTraining {
     fn estimate_seconds(&self, size: RunSize) -> f64 {
         match size {
             RunSize::Smoke => 2.0,
-            RunSize::Quick => 8.0,
+            RunSize::Quick => 5.0,
             // Measured (3 steps each, two fold jobs beside it): SKI 36.7 s and GSGP 6.7 s per
             // step at n = 278 319 on a 32³ grid.
             RunSize::Full => 300.0 * (36.7 + 6.7),
