@@ -18,7 +18,7 @@ use crate::objective::estimator::{Estimator, KrylovObjectiveOptions, ObjectiveEs
 use crate::objective::evaluate::estimate;
 use crate::objective::groups::ParameterGroups;
 use crate::objective::gsgp::gsgp_krylov_estimate;
-use crate::objective::krylov::krylov_estimate;
+use crate::objective::krylov::{krylov_estimate, KrylovDepth};
 use crate::objective::ski::SkiCovariance;
 use crate::objective::softplus::SoftplusParameterization;
 use crate::optim::{adam_observed, AdamOptions, MultiStepDecay};
@@ -151,18 +151,13 @@ pub fn train_objective_ski<K: Kernel + Clone>(
     options: &ObjectiveTrainOptions,
     observer: &mut dyn FnMut(&TrainingStep) -> ControlFlow<()>,
 ) -> Result<ObjectiveTrainResult<K>> {
+    let depth = structured_depth(
+        estimator,
+        "SKI training runs CG or RR-CG on the SKI operator",
+    )?;
     let mut evaluate = |log_params: &[f64], rng: &mut ChaCha8Rng| {
         let model = ski.with_log_params(log_params)?;
         let cov = SkiCovariance::new(&model)?;
-        let depth = estimator
-            .krylov_depth()
-            .ok_or_else(|| ModelError::InvalidOption {
-                name: "estimator",
-                reason: format!(
-                    "SKI training runs CG or RR-CG on the SKI operator, not {}",
-                    estimator.label()
-                ),
-            })?;
         krylov_estimate(&cov, model.y.as_mat(), depth, &options.krylov, None, rng)
     };
     let exact = |log_params: &[f64]| -> Result<f64> {
@@ -208,15 +203,7 @@ pub fn train_objective_gsgp<K: Kernel + Clone>(
     exact_data: Option<(MatRef<'_, f64>, ColRef<'_, f64>)>,
     observer: &mut dyn FnMut(&TrainingStep) -> ControlFlow<()>,
 ) -> Result<ObjectiveTrainResult<K>> {
-    let depth = estimator
-        .krylov_depth()
-        .ok_or_else(|| ModelError::InvalidOption {
-            name: "estimator",
-            reason: format!(
-                "GSGP training runs CG or RR-CG in grid space, not {}",
-                estimator.label()
-            ),
-        })?;
+    let depth = structured_depth(estimator, "GSGP training runs CG or RR-CG in grid space")?;
     if options.exact_loss_every.is_some() && exact_data.is_none() {
         return Err(ModelError::InvalidOption {
             name: "exact_loss_every",
@@ -253,6 +240,17 @@ pub fn train_objective_gsgp<K: Kernel + Clone>(
         steps: run.steps,
         training_seconds: run.training_seconds,
     })
+}
+
+/// The Krylov depth of a CG or RR-CG estimator, for the structured models' training, which
+/// has no other estimator; `what` says so in the error.
+fn structured_depth<'a>(estimator: &'a Estimator, what: &str) -> Result<KrylovDepth<'a>> {
+    estimator
+        .krylov_depth()
+        .ok_or_else(|| ModelError::InvalidOption {
+            name: "estimator",
+            reason: format!("{what}, not {}", estimator.label()),
+        })
 }
 
 /// What [`train_core`] returns.
