@@ -25,6 +25,7 @@ mod iterative;
 mod iterative_bad_input;
 mod iterative_bias;
 mod kmcg;
+mod kmcg_subset;
 mod love_memo;
 mod messages;
 mod ncgp;

@@ -139,6 +139,21 @@ impl SubsetProducts {
         })
     }
 
+    /// Points in the subset (`M`).
+    pub fn subset_size(&self) -> usize {
+        self.cross.ncols()
+    }
+
+    /// Training points (`N`).
+    pub fn n(&self) -> usize {
+        self.cross.nrows()
+    }
+
+    /// The `N` training targets.
+    pub fn targets(&self) -> &[f64] {
+        &self.y
+    }
+
     /// The columns for the newest direction: `S`, `Z = (K_M + cI) S` on the subset
     /// (`M` rows), and `s_jᵀk(X_M, X*)`.
     ///
@@ -151,19 +166,41 @@ impl SubsetProducts {
         shift: f64,
         test_row: Vec<f64>,
     ) -> Result<KmcgColumns> {
-        let (n, m) = (self.cross.nrows(), self.cross.ncols());
-        check_basis(s, z, m)?;
+        check_basis(s, z, self.subset_size())?;
         let j = s.ncols() - 1;
+        let (sj, zj) = (col_vec(s, j), col_vec(z, j));
+        let (product_gram, product_dot_y) = self.push_direction(j, &sj)?;
+        let dots = column_dots(s, z, &sj, &zj);
+        Ok(KmcgColumns {
+            gram: gram_column(&dots, shift),
+            product_gram,
+            product_dot_y,
+            test_row,
+        })
+    }
+
+    /// Appends `r_j = k(X, X_M) s_j` for direction `j` (0-based) and returns the new column
+    /// of `RᵀR` and `r_jᵀy`: the part of a step that depends on the subset, whatever solver
+    /// made `s_j` (FOM's `S` or Lanczos' `Q`).
+    ///
+    /// Errors: `s_j` without `M` entries, a direction skipped or seen twice.
+    pub fn push_direction(&mut self, j: usize, sj: &[f64]) -> Result<(Vec<f64>, f64)> {
+        let (n, m) = (self.n(), self.subset_size());
+        if sj.len() != m {
+            return Err(ModelError::LengthMismatch {
+                context: "SubsetProducts::push_direction: entries of the direction (M)",
+                expected: m,
+                found: sj.len(),
+            });
+        }
         if self.r.len() != n * j {
             return Err(ModelError::LengthMismatch {
-                context: "SubsetProducts::columns: directions seen before the newest one",
+                context: "SubsetProducts: directions seen before the newest one",
                 expected: self.r.len() / n.max(1),
                 found: j,
             });
         }
-        let (sj, zj) = (col_vec(s, j), col_vec(z, j));
-        let dots = column_dots(s, z, &sj, &zj);
-        let sj_mat = MatRef::from_column_major_slice(&sj, m, 1);
+        let sj_mat = MatRef::from_column_major_slice(sj, m, 1);
         let rj = &self.cross * sj_mat;
         self.r.extend((0..n).map(|i| rj[(i, 0)]));
         let rmat = MatRef::from_column_major_slice(&self.r, n, j + 1);
@@ -171,11 +208,6 @@ impl SubsetProducts {
             .map(|i| (0..n).map(|row| rmat[(row, i)] * rj[(row, 0)]).sum())
             .collect();
         let product_dot_y = (0..n).map(|row| rj[(row, 0)] * self.y[row]).sum();
-        Ok(KmcgColumns {
-            gram: gram_column(&dots, shift),
-            product_gram,
-            product_dot_y,
-            test_row,
-        })
+        Ok((product_gram, product_dot_y))
     }
 }

@@ -78,8 +78,12 @@ impl<K: Kernel + Clone + Send + Sync> GpModel for Kmcg<K> {
 
 impl<K: Kernel + Clone + Send + Sync> std::fmt::Display for Kmcg<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let on = match self.subset() {
+            Some(rows) => format!("a subset of {} training points", rows.len()),
+            None => "all training points".to_string(),
+        };
         let details = vec![format!(
-            "{} Krylov directions ({:?} on {:?}), stopped: {:?}",
+            "{} Krylov directions ({:?} on {:?}, {on}), stopped: {:?}",
             self.steps(),
             self.options().basis,
             self.options().krylov_matrix,

@@ -12,9 +12,11 @@
 //!   shift `c` removed, so one FOM run on `K + σ²I` serves both CG and KMCG), and from a
 //!   subset `X_M ⊂ X` (`R = k(X, X_M) S`).
 //! * [`run`]: [`KmcgRun`], KMCG driven one step at a time by FOM or by Lanczos
-//!   ([`lanczos_columns`]: the columns from the recurrence's coefficients, `O(1)` each).
+//!   ([`lanczos_columns`]: the columns from the recurrence's coefficients, `O(1)` each), on
+//!   all points ([`KmcgRun::new`]) or a subset ([`KmcgRun::on_subset`]).
 //! * [`Kmcg`] ([`model`], [`interface`]): KMCG as a fitted model with predictions at any
-//!   point and the [`GpModel`](crate::GpModel) interface.
+//!   point and the [`GpModel`](crate::GpModel) interface, on all points ([`Kmcg::fit`]) or
+//!   on a subset `X_M` ([`Kmcg::fit_subset`]; with `P = M` it is SoR with DTC variance).
 pub mod basis;
 pub mod interface;
 pub mod lanczos_columns;

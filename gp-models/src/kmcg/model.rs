@@ -5,6 +5,7 @@ use faer::{Col, Mat, MatRef};
 use gp_kernels::Kernel;
 use gp_linalg::{DenseOperator, GrowingCholesky, LinearOperator, ShiftedOperator};
 
+use super::basis::SubsetProducts;
 use super::run::{KmcgBasis, KmcgRun, KmcgRunStatus};
 use crate::core::likelihood::{
     log_params_with_noise, param_names_with_noise, split_log_params_with_noise,
@@ -47,7 +48,10 @@ impl Default for KmcgOptions {
 /// mean, the DTC variance and the evidence of that kernel (spec `kmcg.md` §1.5, `M = N`).
 ///
 /// Fitting forms `K` densely (`N²` numbers) and runs `P` Krylov steps on it; a prediction
-/// costs `O(N)` per point for the mean and `O(N P)` for the variance. The evidence is the
+/// costs `O(N)` per point for the mean and `O(N P)` for the variance. On a subset `X_M ⊂ X`
+/// ([`fit_subset`](Self::fit_subset), `M < N`) the directions live on `X_M`: it forms
+/// `K_M` and `k(X, X_M)` (`M² + N M` numbers), each step costs one more `O(N M)` product,
+/// and a prediction `O(M)` and `O(M P)`; with `P = M` it is SoR with the DTC variance. The evidence is the
 /// KMCG estimate (it "overshoots": see the spec), not the exact one. Its gradient with
 /// respect to the hyperparameters is not defined by the method (the Krylov space moves
 /// with them), so [`lml`](crate::GpModel::lml) with a gradient is an error: train the
@@ -87,6 +91,15 @@ pub struct Kmcg<K> {
     system: GrowingCholesky,
     neg_log_evidence: f64,
     status: KmcgRunStatus,
+    /// The subset `X_M` (indices into the training rows and the points), when `M < N`.
+    subset: Option<Subset>,
+}
+
+/// The rows of `X` the directions live on, and those points.
+#[derive(Debug, Clone)]
+struct Subset {
+    indices: Vec<usize>,
+    x: Mat<f64>,
 }
 
 impl<K: Kernel + Clone> Kmcg<K> {
@@ -101,10 +114,73 @@ impl<K: Kernel + Clone> Kmcg<K> {
         noise_variance: f64,
         options: &KmcgOptions,
     ) -> Result<Self> {
+        Self::fit_on(kernel, x, y, noise_variance, options, None)
+    }
+
+    /// Runs KMCG with `options.steps` directions (clamped to `M`) on the subset `X_M` of
+    /// the training rows `subset` (spec §1.5, `M < N`): the Krylov solver runs on `K_M`
+    /// (or `K_M + σ²I`) from the subset's targets `y_M`, while the mean, variance and
+    /// evidence use all `N` points through `R = k(X, X_M) S`. The rows are taken in the
+    /// order given (which does not change the estimate).
+    ///
+    /// Errors: as [`fit`](Self::fit), and an empty subset, an index `≥ N` or one given
+    /// twice (which would make `K_M` singular).
+    pub fn fit_subset(
+        kernel: K,
+        x: MatRef<'_, f64>,
+        y: faer::ColRef<'_, f64>,
+        noise_variance: f64,
+        subset: &[usize],
+        options: &KmcgOptions,
+    ) -> Result<Self> {
+        let n = x.nrows();
+        if subset.is_empty() {
+            return Err(ModelError::InvalidOption {
+                name: "subset",
+                reason: "is empty; give at least one training row (or use Kmcg::fit for all)"
+                    .into(),
+            });
+        }
+        let mut seen = vec![false; n];
+        for &i in subset {
+            if i >= n {
+                return Err(ModelError::InvalidOption {
+                    name: "subset",
+                    reason: format!("row {i} is out of range for {n} training points"),
+                });
+            }
+            if std::mem::replace(&mut seen[i], true) {
+                return Err(ModelError::InvalidOption {
+                    name: "subset",
+                    reason: format!(
+                        "row {i} is given twice; K_M would be singular (give each row once)"
+                    ),
+                });
+            }
+        }
+        let xm = Mat::from_fn(subset.len(), x.ncols(), |r, c| x[(subset[r], c)]);
+        let subset = Subset {
+            indices: subset.to_vec(),
+            x: xm,
+        };
+        Self::fit_on(kernel, x, y, noise_variance, options, Some(subset))
+    }
+
+    /// [`fit`](Self::fit) and [`fit_subset`](Self::fit_subset) after their checks.
+    fn fit_on(
+        kernel: K,
+        x: MatRef<'_, f64>,
+        y: faer::ColRef<'_, f64>,
+        noise_variance: f64,
+        options: &KmcgOptions,
+        subset: Option<Subset>,
+    ) -> Result<Self> {
         crate::validate::check_training_data(&kernel, x, y, noise_variance)?;
         let n = x.nrows();
-        let k = kernel.matrix(x, x)?;
         let yv: Vec<f64> = (0..n).map(|i| y[i]).collect();
+        let basis_x = subset.as_ref().map_or(x, |s| s.x.as_ref());
+        let m = basis_x.nrows();
+        let k = kernel.matrix(basis_x, basis_x)?;
         let dense: std::sync::Arc<dyn LinearOperator> = std::sync::Arc::new(DenseOperator::new(k));
         let shifted;
         let (op, shift): (&dyn LinearOperator, f64) = match options.krylov_matrix {
@@ -114,16 +190,34 @@ impl<K: Kernel + Clone> Kmcg<K> {
                 (&shifted, noise_variance)
             }
         };
-        let mut run = KmcgRun::new(
-            op,
-            shift,
-            &yv,
-            noise_variance,
-            &[],
-            Box::new(|_: &[f64]| Vec::new()),
-            options.basis,
-            options.steps.min(n),
-        )?;
+        let no_test_points = || Box::new(|_: &[f64]| Vec::new());
+        let mut run = match &subset {
+            None => KmcgRun::new(
+                op,
+                shift,
+                &yv,
+                noise_variance,
+                &[],
+                no_test_points(),
+                options.basis,
+                options.steps.min(n),
+            )?,
+            Some(s) => {
+                let cross = kernel.matrix(x, basis_x)?;
+                let ym: Vec<f64> = s.indices.iter().map(|&i| yv[i]).collect();
+                KmcgRun::on_subset(
+                    op,
+                    shift,
+                    &ym,
+                    SubsetProducts::new(cross, &yv)?,
+                    noise_variance,
+                    &[],
+                    no_test_points(),
+                    options.basis,
+                    options.steps.min(m),
+                )?
+            }
+        };
         while run.step()?.is_some() {}
         let state = run.state();
         let p = state.steps();
@@ -142,6 +236,7 @@ impl<K: Kernel + Clone> Kmcg<K> {
             system: state.system_factor().clone(),
             neg_log_evidence: state.neg_log_evidence(),
             status: run.status().clone(),
+            subset,
         })
     }
 }
@@ -182,6 +277,19 @@ impl<K: Kernel> Kmcg<K> {
         self.y.as_ref()
     }
 
+    /// The training rows the directions live on (`X_M`), or `None` when they live on all
+    /// `N` points ([`fit`](Self::fit)).
+    pub fn subset(&self) -> Option<&[usize]> {
+        self.subset.as_ref().map(|s| s.indices.as_slice())
+    }
+
+    /// The points of the directions' rows: `X_M`, or all of `X`.
+    fn basis_x(&self) -> MatRef<'_, f64> {
+        self.subset
+            .as_ref()
+            .map_or(self.x.as_ref(), |s| s.x.as_ref())
+    }
+
     /// The KMCG estimate of `−log p(y)` (Eq. 16b).
     pub fn neg_log_evidence(&self) -> f64 {
         self.neg_log_evidence
@@ -202,7 +310,7 @@ impl<K: Kernel> Kmcg<K> {
     /// Errors: test points of the wrong dimension or non-finite.
     pub fn predict_mean_variance(&self, x_test: MatRef<'_, f64>) -> Result<(Col<f64>, Col<f64>)> {
         crate::validate::check_test_points(x_test, self.x.ncols())?;
-        let cross = self.kernel.matrix(self.x.as_ref(), x_test)?; // N × b
+        let cross = self.kernel.matrix(self.basis_x(), x_test)?; // M × b
         let mean = cross.transpose() * &self.mean_weights;
         let c = self.directions.transpose() * &cross; // P × b
         let prior = self.kernel.diag(x_test)?;
@@ -229,12 +337,13 @@ impl<K: Kernel + Clone> Kmcg<K> {
         let (noise, kernel_params) = split_log_params_with_noise(&self.kernel, log_params)?;
         let mut kernel = self.kernel.clone();
         kernel.set_log_params(kernel_params)?;
-        Self::fit(
+        Self::fit_on(
             kernel,
             self.x.as_ref(),
             self.y.as_ref(),
             noise,
             &self.options,
+            self.subset.clone(),
         )
     }
 }

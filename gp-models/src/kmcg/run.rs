@@ -6,7 +6,7 @@ use faer::MatRef;
 use gp_linalg::LinearOperator;
 use gp_solvers::{FomOptions, FomSolver, FomStatus, LanczosSolver, LanczosStatus};
 
-use super::basis::columns_from_basis;
+use super::basis::{columns_from_basis, SubsetProducts};
 use super::lanczos_columns::LanczosColumns;
 use super::state::{KmcgColumns, KmcgState};
 use crate::error::{ModelError, Result};
@@ -65,12 +65,13 @@ enum Driver<'a> {
     Lanczos(LanczosSolver<'a>, LanczosColumns),
 }
 
-/// KMCG on `M = N` points, one direction per [`step`](Self::step): the caller decides when
-/// to stop (a step budget, a time limit, a tolerance) and reads the estimate at any step
-/// from [`state`](Self::state).
+/// KMCG one direction per [`step`](Self::step), on all `N` points ([`new`](Self::new)) or
+/// on a subset `X_M ⊂ X` ([`on_subset`](Self::on_subset)): the caller decides when to stop
+/// (a step budget, a time limit, a tolerance) and reads the estimate at any step from
+/// [`state`](Self::state).
 ///
-/// The Krylov solver runs on `krylov_op = K + cI` with the shift `c` given: `c = 0` (pass
-/// `K`) is the paper's run; `c = σ²` (pass `K + σ²I`) is the same Krylov space
+/// The Krylov solver runs on `krylov_op = K_M + cI` with the shift `c` given: `c = 0`
+/// (pass `K_M`) is the paper's run; `c = σ²` (pass `K_M + σ²I`) is the same Krylov space
 /// (`𝒦(K, y) = 𝒦(K + σ²I, y)`) and the same estimate in exact arithmetic, better
 /// conditioned, and FOM's iterate is then CG's own solve of `(K + σ²I)α = y`.
 pub struct KmcgRun<'a> {
@@ -80,6 +81,8 @@ pub struct KmcgRun<'a> {
     shift: f64,
     test_row: TestRow<'a>,
     status: KmcgRunStatus,
+    /// `R = k(X, X_M) S` when `M < N`; `None` when the directions live on all of `X`.
+    subset: Option<SubsetProducts>,
 }
 
 impl std::fmt::Debug for KmcgRun<'_> {
@@ -105,8 +108,9 @@ pub enum KmcgBasis {
 }
 
 impl<'a> KmcgRun<'a> {
-    /// Sets up the run. `prior_variance` are `k(x*, x*)` at the test points (their number
-    /// must match what `test_row` returns), `max_steps` caps the Krylov solver.
+    /// Sets up the run on all `N` points (`krylov_op` is `K + cI`, `N × N`).
+    /// `prior_variance` are `k(x*, x*)` at the test points (their number must match what
+    /// `test_row` returns), `max_steps` caps the Krylov solver.
     ///
     /// Errors: a noise variance that is not positive, `y` of the wrong length, zero or
     /// non-finite `y`, a non-square operator.
@@ -121,50 +125,56 @@ impl<'a> KmcgRun<'a> {
         basis: KmcgBasis,
         max_steps: usize,
     ) -> Result<Self> {
-        let n = krylov_op.nrows();
-        if y.len() != n {
-            return Err(ModelError::LengthMismatch {
-                context: "KmcgRun::new: targets against the operator's order",
-                expected: n,
-                found: y.len(),
-            });
-        }
-        if !shift.is_finite() {
-            return Err(ModelError::InvalidOption {
-                name: "shift",
-                reason: format!("must be finite, got {shift}"),
-            });
-        }
-        let yty = y.iter().map(|v| v * v).sum::<f64>();
-        let state = KmcgState::new(n, noise_variance, yty, prior_variance)?;
-        let b = faer::ColRef::from_slice(y);
-        let driver = match basis {
-            KmcgBasis::Fom => {
-                let opts = FomOptions {
-                    max_steps,
-                    ..FomOptions::default()
-                };
-                Driver::Fom(FomSolver::new(krylov_op, b, &opts)?)
-            }
-            KmcgBasis::Lanczos => {
-                let opts = gp_solvers::LanczosOptions {
-                    max_iterations: max_steps,
-                    ..Default::default()
-                };
-                Driver::Lanczos(
-                    LanczosSolver::new(krylov_op, b, &opts)?,
-                    LanczosColumns::new(yty.sqrt(), shift),
-                )
-            }
-        };
-        Ok(Self {
-            driver,
-            state,
-            y: y.to_vec(),
+        let setup = Setup {
+            krylov_op,
             shift,
-            test_row,
-            status: KmcgRunStatus::Running,
-        })
+            rhs: y,
+            noise_variance,
+            prior_variance,
+            basis,
+            max_steps,
+        };
+        setup.build(y, test_row, None)
+    }
+
+    /// Sets up the run on a subset `X_M ⊂ X` (spec §1.5, Algorithm 2 with `M < N`): the
+    /// Krylov solver runs on `krylov_op = K_M + cI` (`M × M`) from the subset's targets
+    /// `y_M` (`subset_targets`), and every direction `s_j` costs one more product
+    /// `r_j = k(X, X_M) s_j` with the `N × M` matrix `products` holds, which also holds all
+    /// `N` targets. `test_row` maps a direction (`M` entries) to `s_jᵀk(X_M, X*)`.
+    ///
+    /// Errors: as [`new`](Self::new), and `subset_targets` or `products` whose sizes do not
+    /// match the operator (`M`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_subset(
+        krylov_op: &'a dyn LinearOperator,
+        shift: f64,
+        subset_targets: &[f64],
+        products: SubsetProducts,
+        noise_variance: f64,
+        prior_variance: &[f64],
+        test_row: TestRow<'a>,
+        basis: KmcgBasis,
+        max_steps: usize,
+    ) -> Result<Self> {
+        if products.subset_size() != krylov_op.nrows() {
+            return Err(ModelError::LengthMismatch {
+                context: "KmcgRun::on_subset: columns of k(X, X_M) against the operator's order",
+                expected: krylov_op.nrows(),
+                found: products.subset_size(),
+            });
+        }
+        let y = products.targets().to_vec();
+        let setup = Setup {
+            krylov_op,
+            shift,
+            rhs: subset_targets,
+            noise_variance,
+            prior_variance,
+            basis,
+            max_steps,
+        };
+        setup.build(&y, test_row, Some(products))
     }
 
     /// The estimate after the steps taken.
@@ -213,7 +223,10 @@ impl<'a> KmcgRun<'a> {
                 let j = s.ncols() - 1;
                 let sj: Vec<f64> = (0..s.nrows()).map(|i| s[(i, j)]).collect();
                 let row = (self.test_row)(&sj);
-                let cols = columns_from_basis(s, z, self.shift, &self.y, row)?;
+                let cols = match &mut self.subset {
+                    Some(subset) => subset.columns(s, z, self.shift, row)?,
+                    None => columns_from_basis(s, z, self.shift, &self.y, row)?,
+                };
                 if !matches!(fom.status(), FomStatus::Running) {
                     // The step was taken; the solver stops after it.
                     self.status = KmcgRunStatus::Solver(format!("{:?}", fom.status()));
@@ -229,7 +242,14 @@ impl<'a> KmcgRun<'a> {
                 let j = q.ncols() - 1;
                 let qj: Vec<f64> = (0..q.nrows()).map(|i| q[(i, j)]).collect();
                 let row = (self.test_row)(&qj);
-                let c: KmcgColumns = cols.next(it.alpha, it.beta, row);
+                let mut c: KmcgColumns = cols.next(it.alpha, it.beta, row);
+                if let Some(subset) = &mut self.subset {
+                    // `R = k(X, X_M) Q` is not `K Q`: its Gram and `Rᵀy` come from the
+                    // products, the recurrence gives `QᵀK_M Q` only.
+                    let (product_gram, product_dot_y) = subset.push_direction(j, &qj)?;
+                    c.product_gram = product_gram;
+                    c.product_dot_y = product_dot_y;
+                }
                 if !matches!(it.status, LanczosStatus::Running) {
                     self.status = KmcgRunStatus::Solver(format!("{:?}", it.status));
                 }
@@ -246,5 +266,75 @@ impl<'a> KmcgRun<'a> {
             steps: self.state.steps(),
             solver_residual: residual,
         }))
+    }
+}
+
+/// What [`KmcgRun::new`] and [`KmcgRun::on_subset`] share: the Krylov solver's operator,
+/// right-hand side and settings.
+struct Setup<'a, 'r> {
+    krylov_op: &'a dyn LinearOperator,
+    shift: f64,
+    rhs: &'r [f64],
+    noise_variance: f64,
+    prior_variance: &'r [f64],
+    basis: KmcgBasis,
+    max_steps: usize,
+}
+
+impl<'a> Setup<'a, '_> {
+    /// The run with all `N` targets `y` (the estimate's data) and, when `M < N`, the
+    /// subset's products.
+    fn build(
+        self,
+        y: &[f64],
+        test_row: TestRow<'a>,
+        subset: Option<SubsetProducts>,
+    ) -> Result<KmcgRun<'a>> {
+        let m = self.krylov_op.nrows();
+        if self.rhs.len() != m {
+            return Err(ModelError::LengthMismatch {
+                context: "KmcgRun: targets of the Krylov run against the operator's order",
+                expected: m,
+                found: self.rhs.len(),
+            });
+        }
+        if !self.shift.is_finite() {
+            return Err(ModelError::InvalidOption {
+                name: "shift",
+                reason: format!("must be finite, got {}", self.shift),
+            });
+        }
+        let yty = y.iter().map(|v| v * v).sum::<f64>();
+        let state = KmcgState::new(y.len(), self.noise_variance, yty, self.prior_variance)?;
+        let b = faer::ColRef::from_slice(self.rhs);
+        let driver = match self.basis {
+            KmcgBasis::Fom => {
+                let opts = FomOptions {
+                    max_steps: self.max_steps,
+                    ..FomOptions::default()
+                };
+                Driver::Fom(FomSolver::new(self.krylov_op, b, &opts)?)
+            }
+            KmcgBasis::Lanczos => {
+                let opts = gp_solvers::LanczosOptions {
+                    max_iterations: self.max_steps,
+                    ..Default::default()
+                };
+                let rhs_norm = self.rhs.iter().map(|v| v * v).sum::<f64>().sqrt();
+                Driver::Lanczos(
+                    LanczosSolver::new(self.krylov_op, b, &opts)?,
+                    LanczosColumns::new(rhs_norm, self.shift),
+                )
+            }
+        };
+        Ok(KmcgRun {
+            driver,
+            state,
+            y: y.to_vec(),
+            shift: self.shift,
+            test_row,
+            status: KmcgRunStatus::Running,
+            subset,
+        })
     }
 }
