@@ -55,6 +55,9 @@ pub struct RunContext<'a> {
     /// Run only the first `K` folds of each data set (`--folds K`) in experiments that
     /// cross-validate; `None`: the size's number.
     pub folds: Option<usize>,
+    /// Run only these data sets (`--sets a,b`) in experiments that cross-validate; `None`:
+    /// the size's sets.
+    pub sets: Option<&'a [String]>,
     /// Where finished folds are kept and reloaded (`--fold-cache DIR`), in the experiments
     /// that cross-validate; `None`: every fold runs.
     pub fold_cache: Option<&'a FoldCache>,
@@ -177,17 +180,18 @@ pub trait Experiment: Send + Sync {
         self.estimate_seconds(size)
     }
     /// The estimate of what is left to run: as
-    /// [`estimate_seconds_with_folds`](Experiment::estimate_seconds_with_folds), without the
-    /// folds a fold cache already holds for the run's settings and `seed` (default: the
-    /// cache does not apply).
+    /// [`estimate_seconds_with_folds`](Experiment::estimate_seconds_with_folds), for the
+    /// data sets `sets` only (`--sets`; `None`: all) and without the folds a fold cache
+    /// already holds for the run's settings and `seed` (default: neither applies).
     fn estimate_seconds_remaining(
         &self,
         size: RunSize,
         folds: Option<usize>,
+        sets: Option<&[String]>,
         fold_cache: Option<&crate::fold_cache::FoldCache>,
         seed: u64,
     ) -> f64 {
-        let _ = (fold_cache, seed);
+        let _ = (sets, fold_cache, seed);
         self.estimate_seconds_with_folds(size, folds)
     }
     /// Runs the experiment.

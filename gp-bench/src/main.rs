@@ -56,6 +56,11 @@ enum Command {
         /// cross-validate (GRIEF `table1-folds`); default: the size's number.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         folds: Option<u64>,
+        /// Run only these data sets in the experiments that cross-validate (GRIEF
+        /// `table1-folds`; comma-separated Table 1 names, e.g. `--sets kin40k,keggu`);
+        /// default: the size's sets.
+        #[arg(long, value_delimiter = ',')]
+        sets: Vec<String>,
         /// Keep every finished fold of the cross-validated experiments (GRIEF
         /// `table1-folds`) in DIR and reuse the ones computed with the same settings, so a
         /// long `--full` run continues where an interrupted one stopped.
@@ -225,6 +230,7 @@ fn reproduce(
     seed: u64,
     show_progress: bool,
     folds: Option<usize>,
+    sets: &[String],
     only: &[String],
     fold_cache: Option<PathBuf>,
     cached_only: bool,
@@ -272,10 +278,18 @@ fn reproduce(
         selected.retain(|p| !p.experiments.is_empty());
     }
     let fold_cache = fold_cache.map(|dir| FoldCache::new(dir).with_cached_only(cached_only));
+    let sets = (!sets.is_empty()).then(|| sets.to_vec());
     let estimate = if cached_only {
         0.0
     } else {
-        estimate_seconds(&selected, size, folds, fold_cache.as_ref(), seed)
+        estimate_seconds(
+            &selected,
+            size,
+            folds,
+            sets.as_deref(),
+            fold_cache.as_ref(),
+            seed,
+        )
     };
     println!(
         "gp-bench reproduce --{size}: {} paper(s), {} experiment(s), seed {seed}, estimated {} on 2 cores{}",
@@ -297,6 +311,7 @@ fn reproduce(
         out_root: out_root.clone(),
         show_progress,
         folds,
+        sets,
         fold_cache,
         jobs,
         large,
@@ -343,6 +358,7 @@ fn run(cli: Cli) -> Result<bool, BenchError> {
             seed,
             no_progress,
             folds,
+            sets,
             only,
             fold_cache,
             cached_only,
@@ -356,6 +372,7 @@ fn run(cli: Cli) -> Result<bool, BenchError> {
             seed,
             !no_progress,
             folds.map(|k| usize::try_from(k).unwrap_or(usize::MAX)),
+            &sets,
             &only,
             fold_cache,
             cached_only,

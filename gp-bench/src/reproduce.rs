@@ -32,6 +32,8 @@ pub struct ReproduceOptions {
     pub show_progress: bool,
     /// The first `K` folds only, in the experiments that cross-validate (`--folds`).
     pub folds: Option<usize>,
+    /// These data sets only, in the experiments that cross-validate (`--sets`).
+    pub sets: Option<Vec<String>>,
     /// Finished folds kept and reloaded (`--fold-cache`).
     pub fold_cache: Option<FoldCache>,
     /// Folds run at the same time (`--jobs`).
@@ -41,19 +43,20 @@ pub struct ReproduceOptions {
 }
 
 /// The summed wall-time estimate of the papers' experiments at `size`, in seconds, with
-/// `--folds K` (`folds`) where an experiment cross-validates, and without the folds
-/// `fold_cache` already holds for `seed`.
+/// `--folds K` (`folds`) and `--sets` (`sets`) where an experiment cross-validates, and
+/// without the folds `fold_cache` already holds for `seed`.
 pub fn estimate_seconds(
     papers: &[Paper],
     size: RunSize,
     folds: Option<usize>,
+    sets: Option<&[String]>,
     fold_cache: Option<&FoldCache>,
     seed: u64,
 ) -> f64 {
     papers
         .iter()
         .flat_map(|p| &p.experiments)
-        .map(|e| e.estimate_seconds_remaining(size, folds, fold_cache, seed))
+        .map(|e| e.estimate_seconds_remaining(size, folds, sets, fold_cache, seed))
         .sum()
 }
 
@@ -117,6 +120,7 @@ fn run_paper_into(
             data_dir: &options.data_dir,
             progress: &progress,
             folds: options.folds,
+            sets: options.sets.as_deref(),
             fold_cache: options.fold_cache.as_ref(),
             jobs: options.jobs.max(1),
             large: options.large,

@@ -20,6 +20,7 @@ fn run(exp: &dyn Experiment, size: RunSize) -> ExperimentOutput {
         data_dir: &data_dir,
         progress: &progress,
         folds: None,
+        sets: None,
         fold_cache: None,
         jobs: 1,
         large: false,
@@ -159,20 +160,65 @@ fn the_table_estimate_leaves_out_recorded_folds() {
     let empty = std::env::temp_dir().join(format!("gp-bench-empty-cache-{}", std::process::id()));
     let none = FoldCache::new(&empty);
     assert_eq!(
-        table.estimate_seconds_remaining(RunSize::Full, None, Some(&none), 0),
+        table.estimate_seconds_remaining(RunSize::Full, None, None, Some(&none), 0),
         all
     );
     assert_eq!(
-        table.estimate_seconds_remaining(RunSize::Full, Some(1), Some(&none), 0),
+        table.estimate_seconds_remaining(RunSize::Full, Some(1), None, Some(&none), 0),
         table.estimate_seconds_with_folds(RunSize::Full, Some(1))
     );
     let recorded =
         FoldCache::new(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/fold-cache"));
-    let left = table.estimate_seconds_remaining(RunSize::Full, None, Some(&recorded), 0);
+    let left = table.estimate_seconds_remaining(RunSize::Full, None, None, Some(&recorded), 0);
     assert!(left < all, "{left} of {all}");
     // Another seed's folds are not the recorded ones.
     assert_eq!(
-        table.estimate_seconds_remaining(RunSize::Full, None, Some(&recorded), 1),
+        table.estimate_seconds_remaining(RunSize::Full, None, None, Some(&recorded), 1),
         all
+    );
+}
+
+/// `--sets` keeps the named sets only, in the estimate (kin40k alone: its ten folds at the
+/// weight-space per-fold cost, or one with `--folds 1`) and in the run (an unknown name is a
+/// typed error naming the run's sets, raised before any data is read).
+#[test]
+fn the_table_runs_and_estimates_the_sets_asked_for() {
+    use gp_bench::papers::grief::table1_folds::Table1Folds;
+    let table = Table1Folds;
+    let kin40k = ["kin40k".to_string()];
+    let ten = table.estimate_seconds_remaining(RunSize::Full, None, Some(&kin40k), None, 0);
+    let one = table.estimate_seconds_remaining(RunSize::Full, Some(1), Some(&kin40k), None, 0);
+    assert!(
+        ten > 0.0 && (ten - 10.0 * one).abs() < 1e-9 * ten,
+        "{ten} vs {one}"
+    );
+    let all = table.estimate_seconds(RunSize::Full);
+    assert!(ten < all / 10.0, "kin40k's {ten} s of the table's {all} s");
+    let both = ["kin40k".to_string(), "keggu".to_string()];
+    let two = table.estimate_seconds_remaining(RunSize::Full, None, Some(&both), None, 0);
+    assert!(two > ten, "{two} vs {ten}");
+
+    let data_dir = DataDir {
+        path: None,
+        origin: DataDirOrigin::NotFound,
+    };
+    let progress = indicatif::ProgressBar::hidden();
+    let unknown = ["kin40".to_string()];
+    let ctx = RunContext {
+        size: RunSize::Full,
+        seed: 0,
+        data_dir: &data_dir,
+        progress: &progress,
+        folds: None,
+        sets: Some(&unknown),
+        fold_cache: None,
+        jobs: 1,
+        large: false,
+    };
+    let err = table.run(&ctx).expect_err("an unknown set is refused");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("--sets") && msg.contains("kin40") && msg.contains("keggu"),
+        "{msg}"
     );
 }

@@ -176,6 +176,7 @@ fn the_table_reuses_cached_folds() {
                 data_dir: &data_dir,
                 progress: &progress,
                 folds: Some(2),
+                sets: None,
                 fold_cache: Some(cache),
                 jobs,
                 large: false,

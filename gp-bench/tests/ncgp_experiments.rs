@@ -36,6 +36,7 @@ fn run(exp: &dyn Experiment) -> ExperimentOutput {
         data_dir: &data_dir,
         progress: &progress,
         folds: None,
+        sets: None,
         fold_cache: None,
         jobs: 1,
         large: false,

@@ -115,6 +115,32 @@ fn plan(size: RunSize) -> Plan {
     }
 }
 
+/// The plan's sets that `--sets` keeps (all without it), in the plan's order.
+///
+/// Errors: a name that is not one of the plan's sets.
+fn selected_sets(
+    planned: &[&'static str],
+    wanted: Option<&[String]>,
+) -> Result<Vec<&'static str>, BenchError> {
+    let Some(wanted) = wanted else {
+        return Ok(planned.to_vec());
+    };
+    if let Some(unknown) = wanted.iter().find(|w| !planned.contains(&w.as_str())) {
+        return Err(BenchError::InvalidArgument {
+            name: "--sets",
+            reason: format!(
+                "`{unknown}` is not a data set of this run; its sets: {}",
+                planned.join(", ")
+            ),
+        });
+    }
+    Ok(planned
+        .iter()
+        .copied()
+        .filter(|p| wanted.iter().any(|w| w == p))
+        .collect())
+}
+
 fn paper_row(name: &str) -> Option<&'static PaperRow> {
     PAPER_TABLE.iter().find(|r| r.paper_name == name)
 }
@@ -217,24 +243,27 @@ impl Experiment for Table1Folds {
         self.estimate_seconds(size) * kept as f64 / all.max(1) as f64
     }
 
-    /// Without a cache, [`estimate_seconds_with_folds`](Experiment::estimate_seconds_with_folds).
-    /// With one, the per-fold costs of the estimate above (at `--full` by set,
-    /// `full_fold_seconds`) summed over the folds the cache does not hold.
+    /// Without a cache or `--sets`,
+    /// [`estimate_seconds_with_folds`](Experiment::estimate_seconds_with_folds). Otherwise
+    /// the per-fold costs of the estimate above (at `--full` by set, `full_fold_seconds`)
+    /// summed over the folds of the selected sets that the cache does not hold.
     fn estimate_seconds_remaining(
         &self,
         size: RunSize,
         folds: Option<usize>,
+        sets: Option<&[String]>,
         fold_cache: Option<&FoldCache>,
         seed: u64,
     ) -> f64 {
-        let Some(cache) = fold_cache else {
+        if fold_cache.is_none() && sets.is_none() {
             return self.estimate_seconds_with_folds(size, folds);
-        };
+        }
         let p = plan(size);
         let kept = folds.map_or(p.folds, |k| k.min(p.folds));
         let per_fold_quick = self.estimate_seconds(size) / (p.sets.len() * p.folds).max(1) as f64;
         p.sets
             .iter()
+            .filter(|name| sets.is_none_or(|s| s.iter().any(|v| v == *name)))
             .filter_map(|name| paper_row(name))
             .map(|row| {
                 let per_fold = match size {
@@ -243,6 +272,9 @@ impl Experiment for Table1Folds {
                 };
                 let missing = (0..kept)
                     .filter(|&k| {
+                        let Some(cache) = fold_cache else {
+                            return true;
+                        };
                         row.uci.is_none_or(|folder| {
                             let options = fold_options(&p, row, seed, k);
                             cache
@@ -258,6 +290,7 @@ impl Experiment for Table1Folds {
 
     fn run(&self, ctx: &RunContext<'_>) -> Result<ExperimentOutput, BenchError> {
         let p = plan(ctx.size);
+        let sets = selected_sets(p.sets, ctx.sets)?;
         let mut notes = vec![
             "RMSE in original target units, mean ± std over the folds run (ddof = 0). Inputs and \
              targets are standardized with each training part's statistics. Tolerance (criterion \
@@ -317,7 +350,10 @@ impl Experiment for Table1Folds {
         notes.push(format!(
             "Folds run: the first {folds} of the {UCI_FOLDS} Yang et al. folds of each set."
         ));
-        ctx.progress.set_length((p.sets.len() * folds) as u64);
+        if ctx.sets.is_some() {
+            notes.push(format!("Sets run (--sets): {}.", sets.join(", ")));
+        }
+        ctx.progress.set_length((sets.len() * folds) as u64);
         let (mut cached_folds, mut total_folds, mut skipped_folds) = (0usize, 0usize, 0usize);
         let mut cached_from = Vec::<u64>::new();
         let mut table = Table::new([
@@ -334,7 +370,7 @@ impl Experiment for Table1Folds {
         let (mut entries, mut within) = (0usize, 0usize);
         let (mut small_sets, mut beats_yang) = (0usize, 0usize);
         let mut checks = Vec::new();
-        for name in p.sets {
+        for &name in &sets {
             let Some(row) = paper_row(name) else {
                 continue;
             };
@@ -481,7 +517,7 @@ impl Experiment for Table1Folds {
                     beats_yang += usize::from(mean_one < row.yang.mean);
                 }
             }
-            if *name == "kin40k" {
+            if name == "kin40k" {
                 for (method, r) in [("GP-GRIEF-II", two), ("GP-GRIEF-I", one)] {
                     if let Some((mean, _)) = r {
                         checks.push(Check::new(
@@ -491,7 +527,7 @@ impl Experiment for Table1Folds {
                     }
                 }
             }
-            if *name == "cancer" {
+            if name == "cancer" {
                 let ok = two.is_some_and(|t| t.1) || one.is_some_and(|t| t.1);
                 checks.push(Check::new(
                     format!(

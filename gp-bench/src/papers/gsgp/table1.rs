@@ -409,6 +409,7 @@ pub fn run_full_rows(
         data_dir,
         progress: &progress,
         folds: None,
+        sets: None,
         fold_cache: None,
         jobs: 1,
         large: false,
