@@ -1,10 +1,11 @@
 //! KMCG (spec `kmcg.md` §4.1, T1–T10) against dense formulas on small problems.
 
-use faer::linalg::solvers::Solve;
 use faer::{Col, Mat};
 use gp_kernels::{Kernel, Matern, MaternNu};
 use gp_models::kmcg::{columns_from_basis, KmcgBreakdown, KmcgState, SubsetProducts};
 use gp_solvers::{lanczos, LanczosOptions};
+
+use crate::common::{llt_inverse as spd_inverse, llt_log_det as log_det};
 
 const LN_2PI: f64 = 1.837_877_066_409_345_5;
 
@@ -39,17 +40,6 @@ fn problem(n: usize, n_test: usize, noise: f64) -> Problem {
 
 fn ycol(y: &[f64]) -> Mat<f64> {
     Mat::from_fn(y.len(), 1, |i, _| y[i])
-}
-
-fn spd_inverse(a: &Mat<f64>) -> Mat<f64> {
-    let llt = a.llt(faer::Side::Lower).unwrap();
-    llt.solve(Mat::<f64>::identity(a.nrows(), a.nrows()))
-}
-
-fn log_det(a: &Mat<f64>) -> f64 {
-    let llt = a.llt(faer::Side::Lower).unwrap();
-    let l = llt.L();
-    2.0 * (0..a.nrows()).map(|i| l[(i, i)].ln()).sum::<f64>()
 }
 
 /// Mean, latent variance and nlZ of the model with training covariance `C + σ²I` whose

@@ -2,7 +2,6 @@
 //! (`Kmcg::fit_subset`) and the step driver (`KmcgRun::on_subset`) against the dense
 //! formulas of Algorithm 2 with `R = k(X, X_M) S`, on small problems.
 
-use faer::linalg::solvers::Solve;
 use faer::{Col, Mat, MatRef};
 use gp_kernels::{Kernel, Matern, MaternNu};
 use gp_linalg::DenseOperator;
@@ -10,6 +9,8 @@ use gp_models::kmcg::{
     dense_test_rows, Kmcg, KmcgBasis, KmcgOptions, KmcgRun, KrylovMatrix, SubsetProducts,
 };
 use gp_models::ModelError;
+
+use crate::common::{llt_inverse as spd_inverse, llt_log_det as log_det};
 
 const LN_2PI: f64 = 1.837_877_066_409_345_5;
 
@@ -42,17 +43,6 @@ fn data(n: usize) -> Data {
 
 fn rows(x: MatRef<'_, f64>, idx: &[usize]) -> Mat<f64> {
     Mat::from_fn(idx.len(), x.ncols(), |r, c| x[(idx[r], c)])
-}
-
-fn spd_inverse(a: &Mat<f64>) -> Mat<f64> {
-    let llt = a.llt(faer::Side::Lower).unwrap();
-    llt.solve(Mat::<f64>::identity(a.nrows(), a.nrows()))
-}
-
-fn log_det(a: &Mat<f64>) -> f64 {
-    let llt = a.llt(faer::Side::Lower).unwrap();
-    let l = llt.L();
-    2.0 * (0..a.nrows()).map(|i| l[(i, i)].ln()).sum::<f64>()
 }
 
 /// Orthonormal basis of `𝒦_p(A, b)` by Gram–Schmidt, twice per vector.
@@ -126,6 +116,18 @@ fn assert_close(a: f64, b: f64, rel: f64, what: &str) {
     );
 }
 
+fn fit_subset(d: &Data, idx: &[usize], options: &KmcgOptions) -> Kmcg<Matern> {
+    Kmcg::fit_subset(
+        d.kernel.clone(),
+        d.x.as_ref(),
+        d.y.as_ref(),
+        d.noise,
+        idx,
+        options,
+    )
+    .unwrap()
+}
+
 fn predictions(model: &Kmcg<Matern>, xs: &Mat<f64>) -> (Vec<f64>, Vec<f64>) {
     let (m, v) = model.predict_mean_variance(xs.as_ref()).unwrap();
     (
@@ -158,15 +160,7 @@ fn fit_subset_with_a_full_basis_is_sor_with_the_dtc_variance_and_evidence() {
             krylov_matrix,
         };
         let what = format!("{basis:?} on {krylov_matrix:?}");
-        let model = Kmcg::fit_subset(
-            d.kernel.clone(),
-            d.x.as_ref(),
-            d.y.as_ref(),
-            d.noise,
-            &idx,
-            &options,
-        )
-        .unwrap();
+        let model = fit_subset(&d, &idx, &options);
         assert_eq!(model.steps(), idx.len(), "{what}: steps");
         assert_eq!(model.subset(), Some(idx.as_slice()));
         let (m, v) = predictions(&model, &d.xs);
@@ -200,15 +194,7 @@ fn fit_subset_with_few_directions_is_the_dense_krylov_estimate_on_the_subset() {
                 krylov_matrix,
             };
             let what = format!("P = {p}, {basis:?} on {krylov_matrix:?}");
-            let model = Kmcg::fit_subset(
-                d.kernel.clone(),
-                d.x.as_ref(),
-                d.y.as_ref(),
-                d.noise,
-                &idx,
-                &options,
-            )
-            .unwrap();
+            let model = fit_subset(&d, &idx, &options);
             let (m, v) = predictions(&model, &d.xs);
             assert_rel(&m, &mean, 1e-8, &format!("{what}: mean"));
             assert_rel(&v, &var, 1e-8, &format!("{what}: variance"));
@@ -235,15 +221,7 @@ fn fit_subset_of_every_row_in_any_order_is_fit() {
         &options,
     )
     .unwrap();
-    let sub = Kmcg::fit_subset(
-        d.kernel.clone(),
-        d.x.as_ref(),
-        d.y.as_ref(),
-        d.noise,
-        &idx,
-        &options,
-    )
-    .unwrap();
+    let sub = fit_subset(&d, &idx, &options);
     let (m_full, v_full) = predictions(&full, &d.xs);
     let (m_sub, v_sub) = predictions(&sub, &d.xs);
     assert_rel(&m_sub, &m_full, 1e-9, "mean");
@@ -261,15 +239,7 @@ fn with_log_params_keeps_the_subset() {
         steps: 4,
         ..KmcgOptions::default()
     };
-    let model = Kmcg::fit_subset(
-        d.kernel.clone(),
-        d.x.as_ref(),
-        d.y.as_ref(),
-        d.noise,
-        &idx,
-        &options,
-    )
-    .unwrap();
+    let model = fit_subset(&d, &idx, &options);
     let mut params = model.log_params();
     params[0] += 0.3;
     *params.last_mut().unwrap() -= 0.5;
@@ -322,18 +292,14 @@ fn the_subset_step_driver_estimates_what_the_model_predicts() {
     for p in 1..=6 {
         let step = run.step().unwrap().expect("a step");
         assert_eq!(step.steps, p);
-        let model = Kmcg::fit_subset(
-            d.kernel.clone(),
-            d.x.as_ref(),
-            d.y.as_ref(),
-            d.noise,
+        let model = fit_subset(
+            &d,
             &idx,
             &KmcgOptions {
                 steps: p,
                 ..KmcgOptions::default()
             },
-        )
-        .unwrap();
+        );
         let (m, v) = predictions(&model, &d.xs);
         assert_rel(run.state().mean(), &m, 1e-10, &format!("P = {p}: mean"));
         assert_rel(

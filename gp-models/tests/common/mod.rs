@@ -125,3 +125,18 @@ pub fn assert_close(a: &[f64], b: &[f64], rel: f64, floor: f64, what: &str) {
 pub fn col_vec(c: &Col<f64>) -> Vec<f64> {
     (0..c.nrows()).map(|i| c[i]).collect()
 }
+
+/// `A⁻¹` of a symmetric positive definite `A` by faer's Cholesky (for references built on
+/// faer matrices).
+pub fn llt_inverse(a: &Mat<f64>) -> Mat<f64> {
+    use faer::linalg::solvers::Solve;
+    let llt = a.llt(faer::Side::Lower).expect("positive definite");
+    llt.solve(Mat::<f64>::identity(a.nrows(), a.nrows()))
+}
+
+/// `log det A` of a symmetric positive definite `A` by faer's Cholesky.
+pub fn llt_log_det(a: &Mat<f64>) -> f64 {
+    let llt = a.llt(faer::Side::Lower).expect("positive definite");
+    let l = llt.L();
+    2.0 * (0..a.nrows()).map(|i| l[(i, i)].ln()).sum::<f64>()
+}
