@@ -77,12 +77,17 @@ enum Driver<'a> {
 pub struct KmcgRun<'a> {
     driver: Driver<'a>,
     state: KmcgState,
-    y: Vec<f64>,
+    targets: Targets,
     shift: f64,
     test_row: TestRow<'a>,
     status: KmcgRunStatus,
-    /// `R = k(X, X_M) S` when `M < N`; `None` when the directions live on all of `X`.
-    subset: Option<SubsetProducts>,
+}
+
+/// The `N` training targets, and, when the directions live on a subset `X_M` (`M < N`), the
+/// products `R = k(X, X_M) S` that replace `K S` (they hold the targets themselves).
+enum Targets {
+    All(Vec<f64>),
+    Subset(SubsetProducts),
 }
 
 impl std::fmt::Debug for KmcgRun<'_> {
@@ -125,16 +130,17 @@ impl<'a> KmcgRun<'a> {
         basis: KmcgBasis,
         max_steps: usize,
     ) -> Result<Self> {
-        let setup = Setup {
+        Self::start(
             krylov_op,
             shift,
-            rhs: y,
+            y,
+            Targets::All(y.to_vec()),
             noise_variance,
             prior_variance,
+            test_row,
             basis,
             max_steps,
-        };
-        setup.build(y, test_row, None)
+        )
     }
 
     /// Sets up the run on a subset `X_M ⊂ X` (spec §1.5, Algorithm 2 with `M < N`): the
@@ -164,17 +170,17 @@ impl<'a> KmcgRun<'a> {
                 found: products.subset_size(),
             });
         }
-        let y = products.targets().to_vec();
-        let setup = Setup {
+        Self::start(
             krylov_op,
             shift,
-            rhs: subset_targets,
+            subset_targets,
+            Targets::Subset(products),
             noise_variance,
             prior_variance,
+            test_row,
             basis,
             max_steps,
-        };
-        setup.build(&y, test_row, Some(products))
+        )
     }
 
     /// The estimate after the steps taken.
@@ -223,9 +229,9 @@ impl<'a> KmcgRun<'a> {
                 let j = s.ncols() - 1;
                 let sj: Vec<f64> = (0..s.nrows()).map(|i| s[(i, j)]).collect();
                 let row = (self.test_row)(&sj);
-                let cols = match &mut self.subset {
-                    Some(subset) => subset.columns(s, z, self.shift, row)?,
-                    None => columns_from_basis(s, z, self.shift, &self.y, row)?,
+                let cols = match &mut self.targets {
+                    Targets::Subset(subset) => subset.columns(s, z, self.shift, row)?,
+                    Targets::All(y) => columns_from_basis(s, z, self.shift, y, row)?,
                 };
                 if !matches!(fom.status(), FomStatus::Running) {
                     // The step was taken; the solver stops after it.
@@ -243,7 +249,7 @@ impl<'a> KmcgRun<'a> {
                 let qj: Vec<f64> = (0..q.nrows()).map(|i| q[(i, j)]).collect();
                 let row = (self.test_row)(&qj);
                 let mut c: KmcgColumns = cols.next(it.alpha, it.beta, row);
-                if let Some(subset) = &mut self.subset {
+                if let Targets::Subset(subset) = &mut self.targets {
                     // `R = k(X, X_M) Q` is not `K Q`: its Gram and `Rᵀy` come from the
                     // products, the recurrence gives `QᵀK_M Q` only.
                     let (product_gram, product_dot_y) = subset.push_direction(j, &qj)?;
@@ -269,72 +275,69 @@ impl<'a> KmcgRun<'a> {
     }
 }
 
-/// What [`KmcgRun::new`] and [`KmcgRun::on_subset`] share: the Krylov solver's operator,
-/// right-hand side and settings.
-struct Setup<'a, 'r> {
-    krylov_op: &'a dyn LinearOperator,
-    shift: f64,
-    rhs: &'r [f64],
-    noise_variance: f64,
-    prior_variance: &'r [f64],
-    basis: KmcgBasis,
-    max_steps: usize,
-}
-
-impl<'a> Setup<'a, '_> {
-    /// The run with all `N` targets `y` (the estimate's data) and, when `M < N`, the
-    /// subset's products.
-    fn build(
-        self,
-        y: &[f64],
+impl<'a> KmcgRun<'a> {
+    /// What [`new`](Self::new) and [`on_subset`](Self::on_subset) share: the Krylov solver
+    /// on `krylov_op` from `rhs`, and the estimate of all `N` targets.
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        krylov_op: &'a dyn LinearOperator,
+        shift: f64,
+        rhs: &[f64],
+        targets: Targets,
+        noise_variance: f64,
+        prior_variance: &[f64],
         test_row: TestRow<'a>,
-        subset: Option<SubsetProducts>,
-    ) -> Result<KmcgRun<'a>> {
-        let m = self.krylov_op.nrows();
-        if self.rhs.len() != m {
+        basis: KmcgBasis,
+        max_steps: usize,
+    ) -> Result<Self> {
+        let m = krylov_op.nrows();
+        if rhs.len() != m {
             return Err(ModelError::LengthMismatch {
                 context: "KmcgRun: targets of the Krylov run against the operator's order",
                 expected: m,
-                found: self.rhs.len(),
+                found: rhs.len(),
             });
         }
-        if !self.shift.is_finite() {
+        if !shift.is_finite() {
             return Err(ModelError::InvalidOption {
                 name: "shift",
-                reason: format!("must be finite, got {}", self.shift),
+                reason: format!("must be finite, got {shift}"),
             });
         }
+        let y = match &targets {
+            Targets::All(y) => y.as_slice(),
+            Targets::Subset(products) => products.targets(),
+        };
         let yty = y.iter().map(|v| v * v).sum::<f64>();
-        let state = KmcgState::new(y.len(), self.noise_variance, yty, self.prior_variance)?;
-        let b = faer::ColRef::from_slice(self.rhs);
-        let driver = match self.basis {
+        let state = KmcgState::new(y.len(), noise_variance, yty, prior_variance)?;
+        let b = faer::ColRef::from_slice(rhs);
+        let driver = match basis {
             KmcgBasis::Fom => {
                 let opts = FomOptions {
-                    max_steps: self.max_steps,
+                    max_steps,
                     ..FomOptions::default()
                 };
-                Driver::Fom(FomSolver::new(self.krylov_op, b, &opts)?)
+                Driver::Fom(FomSolver::new(krylov_op, b, &opts)?)
             }
             KmcgBasis::Lanczos => {
                 let opts = gp_solvers::LanczosOptions {
-                    max_iterations: self.max_steps,
+                    max_iterations: max_steps,
                     ..Default::default()
                 };
-                let rhs_norm = self.rhs.iter().map(|v| v * v).sum::<f64>().sqrt();
+                let rhs_norm = rhs.iter().map(|v| v * v).sum::<f64>().sqrt();
                 Driver::Lanczos(
-                    LanczosSolver::new(self.krylov_op, b, &opts)?,
-                    LanczosColumns::new(rhs_norm, self.shift),
+                    LanczosSolver::new(krylov_op, b, &opts)?,
+                    LanczosColumns::new(rhs_norm, shift),
                 )
             }
         };
-        Ok(KmcgRun {
+        Ok(Self {
             driver,
             state,
-            y: y.to_vec(),
-            shift: self.shift,
+            targets,
+            shift,
             test_row,
             status: KmcgRunStatus::Running,
-            subset,
         })
     }
 }
