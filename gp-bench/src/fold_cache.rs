@@ -1,7 +1,8 @@
 //! Finished folds of cross-validated experiments kept on disk (`--fold-cache DIR`), so that
 //! a run of many hours (GRIEF's 10-fold Table 1 at `--full`) can be interrupted and
 //! continued: a later run with the same settings loads the folds that finished and runs
-//! only the rest.
+//! only the rest. KMCG's dense experiments store each problem (data set × kernel) as fold 0
+//! of `<SET>-<kernel>` the same way.
 //!
 //! Each fold is one JSON file `<dir>/<experiment>/<dataset>-fold<k>.json` holding the
 //! result, the settings it was computed with (a string the experiment builds from every

@@ -57,20 +57,22 @@ enum Command {
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         folds: Option<u64>,
         /// Run only these data sets in the experiments that cross-validate (GRIEF
-        /// `table1-folds`; comma-separated Table 1 names, e.g. `--sets kin40k,keggu`);
+        /// `table1-folds`; comma-separated Table 1 names, e.g. `--sets kin40k,keggu`) and
+        /// in KMCG's `dense` and `hyperparameters` (e.g. `--sets elevators,pol`);
         /// default: the size's sets.
         #[arg(long, value_delimiter = ',')]
         sets: Vec<String>,
         /// Keep every finished fold of the cross-validated experiments (GRIEF
-        /// `table1-folds`) in DIR and reuse the ones computed with the same settings, so a
-        /// long `--full` run continues where an interrupted one stopped.
+        /// `table1-folds`), and every finished problem (data set × kernel) of KMCG's
+        /// `dense` and `hyperparameters`, in DIR and reuse the ones computed with the same
+        /// settings, so a long `--full` run continues where an interrupted one stopped.
         #[arg(long, value_name = "DIR")]
         fold_cache: Option<PathBuf>,
         /// With --fold-cache: skip the folds that are not in the cache instead of running
         /// them (a report of the recorded folds in seconds).
         #[arg(long, requires = "fold_cache")]
         cached_only: bool,
-        /// Folds run at the same time in the cross-validated experiments, each with
+        /// Folds (KMCG: problems) run at the same time in the experiments above, each with
         /// sequential dense algebra (2 nearly doubles GRIEF's throughput on 2 cores; the
         /// times per fold are then taken under that load).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]

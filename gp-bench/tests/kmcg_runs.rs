@@ -168,3 +168,86 @@ fn the_claims_judge_hand_made_curves() {
     // KMCG on textbook CG crashed at 15 and KMCG on FOM reached 100: C6 met.
     assert!(claims::c6(&wins, 100).iter().all(|c| c.met));
 }
+
+/// A `--smoke` context with no data directory, two jobs and the fold cache `cache`.
+fn smoke_context<'a>(
+    data_dir: &'a gp_bench::data::DataDir,
+    progress: &'a indicatif::ProgressBar,
+    sets: Option<&'a [String]>,
+    cache: &'a gp_bench::fold_cache::FoldCache,
+) -> gp_bench::experiment::RunContext<'a> {
+    gp_bench::experiment::RunContext {
+        size: gp_bench::experiment::RunSize::Smoke,
+        seed: 0,
+        data_dir,
+        progress,
+        folds: None,
+        sets,
+        fold_cache: Some(cache),
+        jobs: 2,
+        large: false,
+    }
+}
+
+/// The dense experiments keep each problem (data set × kernel) in the fold cache: `--sets`
+/// runs and stores only the named set, a second run loads it to the same numbers, and
+/// `--cached-only` skips what is missing (and says so); the estimate counts only the problems
+/// the cache lacks.
+#[test]
+fn the_dense_experiments_record_and_reload_one_problem_at_a_time() {
+    use gp_bench::data::{DataDir, DataDirOrigin};
+    use gp_bench::experiment::{Experiment, RunSize};
+    use gp_bench::fold_cache::FoldCache;
+    use gp_bench::papers::kmcg::fig_dense::DenseFigures;
+    use gp_bench::papers::kmcg::fig_hyper::Hyperparameters;
+
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = DataDir {
+        path: None,
+        origin: DataDirOrigin::NotFound,
+    };
+    let progress = indicatif::ProgressBar::hidden();
+    let toy = ["toy".to_string()];
+    let cache = FoldCache::new(dir.path());
+    let experiments: [&dyn Experiment; 2] = [&DenseFigures, &Hyperparameters];
+    for experiment in experiments {
+        let name = experiment.name();
+        let remaining = |sets: Option<&[String]>| {
+            experiment.estimate_seconds_remaining(RunSize::Smoke, None, sets, Some(&cache), 0)
+        };
+        let before = remaining(None);
+        let ctx = smoke_context(&data_dir, &progress, Some(&toy), &cache);
+        let first = experiment.run(&ctx).unwrap();
+        let again = experiment.run(&ctx).unwrap();
+        assert_eq!(first.raw, again.raw, "{name}");
+        assert!(
+            again.notes.iter().any(
+                |n| n.contains("problems (data set × kernel) from recorded results, 0 run now")
+            ),
+            "{name}: {:?}",
+            again.notes
+        );
+        assert_eq!(remaining(Some(&toy)), 0.0, "{name}");
+        let after = remaining(None);
+        assert!(
+            after < before || before == 0.0,
+            "{name}: {after} vs {before}"
+        );
+    }
+    // The smoke dense run has MPG beside TOY: `--cached-only` shows TOY alone.
+    let only = FoldCache::new(dir.path()).with_cached_only(true);
+    let shown = DenseFigures
+        .run(&smoke_context(&data_dir, &progress, None, &only))
+        .unwrap();
+    let runs = shown.raw["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["dataset"], "TOY");
+    assert!(
+        shown
+            .notes
+            .iter()
+            .any(|n| n.contains("1 not recorded and skipped")),
+        "{:?}",
+        shown.notes
+    );
+}

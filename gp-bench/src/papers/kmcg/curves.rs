@@ -1,9 +1,9 @@
 //! Per-step records of every method on one problem.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The methods of the paper's figures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Method {
     /// CG with complete re-orthogonalisation (FOM) on `K + σ²I`.
     Cg,
@@ -56,7 +56,7 @@ impl Method {
 
 /// The metrics of one method at one step `P` (averaged over repetitions for the
 /// baselines).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct StepMetrics {
     /// Steps `P`.
     pub p: usize,
@@ -76,7 +76,7 @@ pub struct StepMetrics {
 }
 
 /// One method's record on one problem.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MethodCurve {
     /// The method.
     pub method: Method,
@@ -99,7 +99,7 @@ impl MethodCurve {
 }
 
 /// All methods on one data set and kernel.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProblemRun {
     /// Data set (the paper's upper-case name).
     pub dataset: String,

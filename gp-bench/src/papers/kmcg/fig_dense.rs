@@ -6,16 +6,18 @@ use serde_json::json;
 
 use super::claims;
 use super::curves::{Method, ProblemRun};
-use super::dense::{load_dense_sets, SPLIT_SEED};
+use super::dense::SPLIT_SEED;
 use super::hyper::{DenseSet, KernelKind};
 use super::metrics::{inducing_count_dense, repetition_seeds};
 use super::paper_table::Metric;
+use super::problem_cache::DenseProblems;
 use super::problem_run::{run_dense, DenseRunOptions, KrylovPlan};
 use super::report_tables::{metric_table, paper_series, series, time_curve, time_table};
 use crate::error::BenchError;
 use crate::experiment::{
     Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize, Series,
 };
+use crate::fold_cache::FoldCache;
 use gp_models::kmcg::KmcgBasis;
 
 /// The experiment.
@@ -61,6 +63,34 @@ fn plan(size: RunSize) -> Plan {
         kinds,
         options: run_options(size),
     }
+}
+
+/// The problems of a run at `size` as the fold cache keys them. The settings name every
+/// option of [`run_options`] (bump the version when the code changes a result).
+fn problems(size: RunSize) -> DenseProblems {
+    let Plan {
+        sets,
+        kinds,
+        options: o,
+    } = plan(size);
+    DenseProblems {
+        experiment: "kmcg/dense",
+        sets,
+        kinds,
+        settings: format!(
+            "kmcg dense v1; {size:?}; krylov {:?}; textbook {}; grid inducing {}; M = ceil(sqrt(NP)); \
+             P <= {}; baseline steps {:?}; seeds {:?}",
+            o.krylov, o.textbook, o.grid_inducing, o.p_max, o.baseline_steps, o.baseline_seeds
+        ),
+        cost: full_problem_cost,
+    }
+}
+
+/// The relative cost of one problem of `set` at `--full`: the baselines dominate, each
+/// fit `O(N M²)` with `M² = NP`, so `N²` (the training half's size, squared).
+fn full_problem_cost(set: DenseSet) -> f64 {
+    let n = set.rows().div_ceil(2) as f64;
+    n * n
 }
 
 fn curves_for(r: &ProblemRun) -> Vec<Curve> {
@@ -178,22 +208,34 @@ impl Experiment for DenseFigures {
         }
     }
 
+    fn estimate_seconds_remaining(
+        &self,
+        size: RunSize,
+        folds: Option<usize>,
+        sets: Option<&[String]>,
+        fold_cache: Option<&FoldCache>,
+        _seed: u64,
+    ) -> f64 {
+        problems(size).remaining_seconds(
+            self.estimate_seconds_with_folds(size, folds),
+            sets,
+            fold_cache,
+        )
+    }
+
     fn run(&self, ctx: &RunContext<'_>) -> Result<ExperimentOutput, BenchError> {
         let p = plan(ctx.size);
-        let problems =
-            load_dense_sets(&p.sets, &p.kinds, ctx.data_dir.path.as_deref(), SPLIT_SEED)?;
-        ctx.progress.set_length(problems.len() as u64);
-        let mut runs = Vec::new();
-        let mut notes = Vec::new();
-        for problem in &problems {
-            ctx.progress
-                .set_message(format!("{} {}", problem.name, problem.kind.label()));
-            if let Some(why) = &problem.stand_in {
-                notes.push(format!("{}: {why}", problem.name));
-            }
-            runs.push(run_dense(problem, &p.options)?);
-            ctx.progress.inc(1);
-        }
+        let done = problems(ctx.size).run(ctx, |problem| run_dense(problem, &p.options))?;
+        let mut notes: Vec<String> = done
+            .problems
+            .iter()
+            .filter_map(|problem| {
+                let why = problem.stand_in.as_ref()?;
+                Some(format!("{}: {why}", problem.name))
+            })
+            .collect();
+        notes.extend(done.note(ctx.fold_cache));
+        let runs: Vec<ProblemRun> = done.results.into_iter().flatten().collect();
         notes.dedup();
         notes.push(
             "Hyperparameters: the authors' optimised values (spec Appendix A) held fixed on our own split \

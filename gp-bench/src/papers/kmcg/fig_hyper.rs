@@ -7,12 +7,15 @@
 use gp_kernels::{Kernel, Matern, MaternNu, SquaredExponential};
 use gp_linalg::JitterLadder;
 use gp_models::{train, ExactGp, FitOptions, LbfgsOptions, Optimizer, TrainOptions, TrainStart};
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::dense::{load_dense_sets, KmcgDense, SPLIT_SEED};
+use super::dense::KmcgDense;
 use super::hyper::{DenseSet, KernelKind};
+use super::problem_cache::DenseProblems;
 use crate::error::BenchError;
 use crate::experiment::{Check, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize};
+use crate::fold_cache::FoldCache;
 use crate::table::Table;
 
 /// The experiment.
@@ -39,7 +42,22 @@ fn short(v: &[f64]) -> String {
     }
 }
 
+/// The problems of a run at `size` as the fold cache keys them (bump the version when the
+/// code changes a result).
+fn problems(size: RunSize) -> DenseProblems {
+    DenseProblems {
+        experiment: "kmcg/hyperparameters",
+        sets: sets(size),
+        kinds: KernelKind::ALL.to_vec(),
+        settings: format!(
+            "kmcg hyperparameters v1; L-BFGS <= {EVALUATIONS} evaluations from l = 1, sf2 = 1, noise 1e-3"
+        ),
+        cost: |set| (set.rows().div_ceil(2) as f64).powi(3),
+    }
+}
+
 /// What one optimisation found.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct Fit {
     nlz: f64,
     lengthscales: Vec<f64>,
@@ -117,14 +135,31 @@ impl Experiment for Hyperparameters {
         }
     }
 
+    fn estimate_seconds_remaining(
+        &self,
+        size: RunSize,
+        folds: Option<usize>,
+        sets: Option<&[String]>,
+        fold_cache: Option<&FoldCache>,
+        _seed: u64,
+    ) -> f64 {
+        problems(size).remaining_seconds(
+            self.estimate_seconds_with_folds(size, folds),
+            sets,
+            fold_cache,
+        )
+    }
+
     fn run(&self, ctx: &RunContext<'_>) -> Result<ExperimentOutput, BenchError> {
-        let problems = load_dense_sets(
-            &sets(ctx.size),
-            &KernelKind::ALL,
-            ctx.data_dir.path.as_deref(),
-            SPLIT_SEED,
-        )?;
-        ctx.progress.set_length(problems.len() as u64);
+        let done = problems(ctx.size).run(ctx, |p| {
+            let d = p.hyper.dim();
+            match p.kind {
+                KernelKind::SeArd => optimise(SquaredExponential::new(vec![1.0; d], 1.0)?, p),
+                KernelKind::Matern52Ard => {
+                    optimise(Matern::new(MaternNu::FiveHalves, vec![1.0; d], 1.0)?, p)
+                }
+            }
+        })?;
         let mut table = Table::new([
             "data set",
             "kernel",
@@ -137,16 +172,11 @@ impl Experiment for Hyperparameters {
         ]);
         let mut raw = Vec::new();
         let mut met = 0;
+        let mut shown = 0;
         let mut detail = Vec::new();
-        for p in &problems {
-            ctx.progress
-                .set_message(format!("{} {}", p.name, p.kind.label()));
-            let d = p.hyper.dim();
-            let fit = match p.kind {
-                KernelKind::SeArd => optimise(SquaredExponential::new(vec![1.0; d], 1.0)?, p)?,
-                KernelKind::Matern52Ard => {
-                    optimise(Matern::new(MaternNu::FiveHalves, vec![1.0; d], 1.0)?, p)?
-                }
+        for (p, fit) in done.problems.iter().zip(&done.results) {
+            let Some(fit) = fit.clone() else {
+                continue;
             };
             let (ours_nlz, ours_ls, ours_sf2, noise, stop) =
                 (fit.nlz, fit.lengthscales, fit.sf2, fit.noise, fit.stop);
@@ -187,17 +217,17 @@ impl Experiment for Hyperparameters {
                 p.kind.label(),
                 p.exact.nlz
             ));
+            shown += 1;
             raw.push(json!({
                 "dataset": p.name, "kernel": p.kind.label(), "ours": { "sf2": ours_sf2, "noise": noise,
                 "lengthscales": ours_ls, "nlz": ours_nlz }, "authors_nlz_on_our_fold": p.exact.nlz,
                 "authors_nlz_on_their_fold": p.paper_values().nlz,
             }));
-            ctx.progress.inc(1);
         }
-        let n = problems.len();
+        let n = shown;
         Ok(ExperimentOutput {
             tables: vec![NamedTable { title: "Hyperparameters: ours (re-optimised) and the authors'".into(), table }],
-            notes: vec![
+            notes: done.note(ctx.fold_cache).into_iter().chain([
                 "The figures use the authors' values held fixed on our split (spec §6 item 10); this table shows \
                  what re-optimising on our split gives. GPML's minimize and our L-BFGS differ in their line \
                  searches, so 100 evaluations do not reach the same point."
@@ -207,7 +237,7 @@ impl Experiment for Hyperparameters {
                  draw had noise near 0.0045 (`toy_with_noise` makes such a draw); TOY's absolute ε values are \
                  therefore not comparable to the paper's, its orderings are."
                     .into(),
-            ],
+            ]).collect(),
             raw: json!(raw),
             curves: Vec::new(),
             checks: vec![Check::new(

@@ -94,6 +94,21 @@ impl DenseSet {
         }
     }
 
+    /// Rows before the 2-fold split (the stand-in's and the generator's size for
+    /// PRECIPITATION and TOY).
+    pub fn rows(self) -> usize {
+        match self {
+            Self::Mpg => 392,
+            Self::Abalone => 4177,
+            Self::Ailerons => 13_750,
+            Self::Elevators => 16_599,
+            Self::Poletele => 15_000,
+            Self::Precipitation => super::toy::PRECIPITATION_N,
+            Self::Pumadyn => 8192,
+            Self::Toy => super::toy::TOY_N,
+        }
+    }
+
     /// Looks a set up by its paper name or a lower-case short name (`mpg`, `poletele`,
     /// `pumadyn32nm`, ...), case-insensitively.
     ///

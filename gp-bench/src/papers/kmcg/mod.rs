@@ -4,7 +4,8 @@
 //! beside the authors'; three experiments reproduce the paper's figures: [`fig_dense`] (Figs. 4–6, 9, 11–15 and
 //! claims C1–C6 on the dense data sets), [`fig_grid`] (Figs. 7, 10; C7, C8 on Kronecker grids)
 //! and [`fig_sound`] (Fig. 8; C9 with Toeplitz products). They share [`problem_run`] (every
-//! method on one problem, step by step), [`curves`] (the per-step records), [`claims`],
+//! method on one problem, step by step), [`problem_cache`] (one problem at a time through the
+//! fold cache, `--sets`, `--jobs`), [`curves`] (the per-step records), [`claims`],
 //! [`report_tables`] and the paper's numbers ([`paper_table`], [`paper_values`]).
 //!
 //! The data, reference and metric layer:
@@ -27,6 +28,7 @@ pub mod hyper;
 pub mod metrics;
 pub mod paper_table;
 pub mod paper_values;
+pub mod problem_cache;
 pub mod problem_run;
 pub mod report_tables;
 pub mod sound;
