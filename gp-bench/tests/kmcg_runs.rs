@@ -20,6 +20,7 @@ fn options(p_max: usize, krylov: KrylovPlan) -> DenseRunOptions {
         p_max,
         baseline_steps: vec![1, 5, 10],
         baseline_seeds: vec![1, 2],
+        timed_steps: vec![5],
         krylov,
         textbook: true,
         grid_inducing: true,
@@ -126,7 +127,7 @@ fn curve(method: Method, eps: &[(usize, f64)], last_good: usize, crashed: usize)
                 eps_ev: Some(e),
                 nlz_error: Some(if p < 3 { e } else { -e }),
                 eps_ev_plotted: None,
-                seconds: 0.0,
+                seconds: None,
             })
             .collect(),
         last_good,

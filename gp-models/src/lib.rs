@@ -137,8 +137,8 @@ pub use error::{ModelError, Result};
 pub use exact::{ExactGp, FitOptions};
 pub use gsgp::{Gsgp, GsgpOptions, GsgpSolver};
 pub use inducing::{
-    InducingFactor, InducingPoints, NestedSubsets, SparseEvidence, SparseGp, SparseMethod,
-    SparseOptions,
+    InducingFactor, InducingPoints, NestedCrash, NestedSparsePath, NestedSparseStep, NestedSubsets,
+    SparseEvidence, SparseGp, SparseMethod, SparseOptions,
 };
 pub use iterative::{IterativeGp, IterativeOptions, KernelColumns};
 pub use optim::{

@@ -20,6 +20,7 @@ mod gsgp_log_det;
 mod gsgp_stats;
 mod gsgp_vs_ski;
 mod inducing;
+mod inducing_nested;
 mod interface;
 mod iterative;
 mod iterative_bad_input;

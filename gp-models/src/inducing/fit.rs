@@ -107,7 +107,6 @@ pub(crate) fn factorize<K: Kernel>(
 ) -> Result<SparseFactors> {
     let (n, m) = (x.nrows(), u.nrows());
     let ctx = FactorContext { method, m };
-    let s2 = noise_variance;
     let mut kuu = kernel.matrix(u, u)?;
     let luu = factor_named(kuu.as_ref(), ladder, InducingFactor::Kuu, ctx)?;
     // The model is defined with the jittered K_UU throughout (Q, the system, ln|K_UU|),
@@ -121,6 +120,81 @@ pub(crate) fn factorize<K: Kernel>(
     let q_diag: Vec<f64> = (0..n)
         .map(|i| v.col(i).iter().map(|t| t * t).sum())
         .collect();
+    let stable = stable_system(
+        &Blocks {
+            kuu: kuu.as_ref(),
+            log_det_kuu: luu.log_det(),
+            kuu_jitter: luu.jitter(),
+            kux: kux.as_ref(),
+            q_diag: &q_diag,
+            diag_k: diag_k.as_ref(),
+        },
+        y,
+        noise_variance,
+        method,
+        ladder,
+    )?;
+    Ok(SparseFactors {
+        luu,
+        system: stable.system,
+        kux,
+        v,
+        lambda: stable.lambda,
+        beta: stable.beta,
+        penalty_active: stable.penalty_active,
+        evidence: stable.evidence,
+    })
+}
+
+/// The parts of a sparse GP on `m` inducing inputs that the stable system is built from.
+pub(crate) struct Blocks<'a> {
+    /// `K_UU` (`m × m`, with the jitter its factor used).
+    pub kuu: MatRef<'a, f64>,
+    /// `ln|K_UU|`.
+    pub log_det_kuu: f64,
+    /// The jitter in `kuu` (reported when FITC's `λ` fails).
+    pub kuu_jitter: f64,
+    /// `K_UX` (`m × N`).
+    pub kux: MatRef<'a, f64>,
+    /// `Qᵢᵢ = ‖(L_uu⁻¹ K_UX)_{:,i}‖²`.
+    pub q_diag: &'a [f64],
+    /// `kᵢᵢ`.
+    pub diag_k: ColRef<'a, f64>,
+}
+
+/// The system of a sparse GP in the stable form and what follows from it.
+pub(crate) struct StableSystem {
+    /// `σ² K_UU + ΦᵀΦ (+ jitter) = L Lᵀ`.
+    pub system: Cholesky,
+    /// FITC's `λ` (all ones for the other methods).
+    pub lambda: Col<f64>,
+    /// `β = (L Lᵀ)⁻¹ Φᵀb`.
+    pub beta: Col<f64>,
+    /// Whether the raw trace penalty was positive.
+    pub penalty_active: bool,
+    /// The evidence.
+    pub evidence: SparseEvidence,
+}
+
+/// `λ`, `Φ`, the system `σ² K_UU + ΦᵀΦ` and its factor, `β` and the evidence from the
+/// kernel blocks (the module's formulas). Cost `O(N m²)`.
+pub(crate) fn stable_system(
+    blocks: &Blocks<'_>,
+    y: ColRef<'_, f64>,
+    s2: f64,
+    method: SparseMethod,
+    ladder: &JitterLadder,
+) -> Result<StableSystem> {
+    let Blocks {
+        kuu,
+        log_det_kuu,
+        kuu_jitter,
+        kux,
+        q_diag,
+        diag_k,
+    } = *blocks;
+    let (m, n) = kux.shape();
+    let ctx = FactorContext { method, m };
     let lambda = Col::from_fn(n, |i| {
         if method.is_fitc() {
             (diag_k[i] - q_diag[i]) / s2 + 1.0
@@ -133,18 +207,13 @@ pub(crate) fn factorize<K: Kernel>(
             method,
             factor: InducingFactor::FitcDiagonal,
             m,
-            largest_jitter: luu.jitter(),
+            largest_jitter: kuu_jitter,
         });
     }
     // Φᵀ = K_UX diag(1/√λ) (m × N) and b = y ./ √λ.
     let phi_t = Mat::from_fn(m, n, |a, i| kux[(a, i)] / lambda[i].sqrt());
     let b = Col::from_fn(n, |i| y[i] / lambda[i].sqrt());
-    let mut system = Mat::<f64>::zeros(m, m);
-    for j in 0..m {
-        for a in 0..m {
-            system[(a, j)] = s2 * kuu[(a, j)];
-        }
-    }
+    let mut system = Mat::from_fn(m, m, |a, j| s2 * kuu[(a, j)]);
     matmul(
         system.as_mut(),
         Accum::Add,
@@ -169,34 +238,67 @@ pub(crate) fn factorize<K: Kernel>(
     let mut beta_mat = c;
     l.solve_upper_in_place(beta_mat.as_mut())?;
     let beta = Col::from_fn(m, |a| beta_mat[(a, 0)]);
+    let (evidence, penalty_active) = assemble_evidence(&EvidenceParts {
+        method,
+        n,
+        m,
+        s2,
+        data_fit: (btb - ctc) / s2,
+        log_det_system: l.log_det(),
+        log_det_kuu,
+        sum_ln_lambda: lambda.iter().map(|t| t.ln()).sum(),
+        trace_k: diag_k.iter().sum(),
+        trace_q: q_diag.iter().sum(),
+    });
+    Ok(StableSystem {
+        system: l,
+        lambda,
+        beta,
+        penalty_active,
+        evidence,
+    })
+}
 
-    let data_fit = (btb - ctc) / s2;
-    let sum_ln_lambda: f64 = lambda.iter().map(|t| t.ln()).sum();
-    let log_det = l.log_det() - luu.log_det() + sum_ln_lambda + (n as f64 - m as f64) * s2.ln();
-    let nlz = 0.5 * data_fit + 0.5 * log_det + n as f64 * HALF_LN_2PI;
-    let raw_penalty = 0.5 * (diag_k.iter().sum::<f64>() - q_diag.iter().sum::<f64>()) / s2;
-    let penalty_active = raw_penalty > 0.0;
+/// The scalars the evidence is assembled from.
+pub(crate) struct EvidenceParts {
+    pub method: SparseMethod,
+    pub n: usize,
+    pub m: usize,
+    pub s2: f64,
+    /// `(bᵀb − ‖c‖²)/σ²`.
+    pub data_fit: f64,
+    /// `ln|σ² K_UU + ΦᵀΦ|`.
+    pub log_det_system: f64,
+    /// `ln|K_UU|`.
+    pub log_det_kuu: f64,
+    /// `Σ ln λᵢ` (0 unless FITC).
+    pub sum_ln_lambda: f64,
+    /// `tr K`.
+    pub trace_k: f64,
+    /// `tr Q`.
+    pub trace_q: f64,
+}
+
+/// The evidence from its parts, and whether the raw trace penalty was positive (its
+/// clipped gradient is zero otherwise).
+pub(crate) fn assemble_evidence(p: &EvidenceParts) -> (SparseEvidence, bool) {
+    let log_det =
+        p.log_det_system - p.log_det_kuu + p.sum_ln_lambda + (p.n as f64 - p.m as f64) * p.s2.ln();
+    let nlz = 0.5 * p.data_fit + 0.5 * log_det + p.n as f64 * HALF_LN_2PI;
+    let raw_penalty = 0.5 * (p.trace_k - p.trace_q) / p.s2;
     let trace_penalty = raw_penalty.max(0.0);
-    let objective = if method == SparseMethod::Vfe {
+    let objective = if p.method == SparseMethod::Vfe {
         nlz + trace_penalty
     } else {
         nlz
     };
-    Ok(SparseFactors {
-        luu,
-        system: l,
-        kux,
-        v,
-        lambda,
-        beta,
-        penalty_active,
-        evidence: SparseEvidence {
-            method,
-            objective,
-            nlz,
-            data_fit,
-            log_det,
-            trace_penalty,
-        },
-    })
+    let evidence = SparseEvidence {
+        method: p.method,
+        objective,
+        nlz,
+        data_fit: p.data_fit,
+        log_det,
+        trace_penalty,
+    };
+    (evidence, raw_penalty > 0.0)
 }

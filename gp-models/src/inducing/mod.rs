@@ -9,6 +9,8 @@
 //! * [`model`]: [`SparseGp`], fitted in `O(N m²)` ([`fit`]: the stable factorization and
 //!   the evidence, [`SparseEvidence`]);
 //! * [`predict`]: mean, latent and predictive variances, covariance;
+//! * [`nested`]: every size of a nested sequence of inducing sets from one pass
+//!   ([`NestedSparsePath`]), as a refit at each size gives, at a fraction of the cost;
 //! * the gradient of each method's objective (`objective.rs`) and training with
 //!   [`train`](crate::train()) (the model implements [`GpModel`](crate::GpModel)).
 
@@ -16,6 +18,7 @@ pub mod factor;
 pub mod fit;
 mod interface;
 pub mod model;
+pub mod nested;
 mod objective;
 pub mod options;
 pub mod predict;
@@ -24,5 +27,6 @@ pub mod selection;
 pub use factor::InducingFactor;
 pub use fit::SparseEvidence;
 pub use model::SparseGp;
+pub use nested::{NestedCrash, NestedSparsePath, NestedSparseStep};
 pub use options::{SparseMethod, SparseOptions};
 pub use selection::{InducingPoints, NestedSubsets};

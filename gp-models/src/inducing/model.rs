@@ -263,7 +263,7 @@ impl<K: Kernel> SparseGp<K> {
 
 /// Checks the data of a sparse GP: non-empty, matching lengths and dimensions, finite
 /// values, a valid noise and kernel.
-fn check_sparse_data<K: Kernel>(
+pub(crate) fn check_sparse_data<K: Kernel + ?Sized>(
     kernel: &K,
     x: MatRef<'_, f64>,
     y: ColRef<'_, f64>,

@@ -70,9 +70,10 @@ pub struct StepMetrics {
     pub nlz_error: Option<f64>,
     /// VFE only: `ε_ev` with the paper's plotted (mis-signed) `nlZ_DTC − trace`.
     pub eps_ev_plotted: Option<f64>,
-    /// Time: cumulative for CG/KMCG, this step's from-scratch fit for the baselines
-    /// (median over repetitions), seconds.
-    pub seconds: f64,
+    /// Time in seconds: cumulative for CG/KMCG; for the baselines a from-scratch fit and
+    /// prediction at this step (the first repetition's, at the run's timed steps; `None`
+    /// at the other steps, whose numbers come from one nested pass).
+    pub seconds: Option<f64>,
 }
 
 /// One method's record on one problem.

@@ -34,7 +34,8 @@ struct Plan {
 }
 
 /// The runner's options at `size`: CG/KMCG at every step `P ≤ 100` (20 at smoke), the
-/// baselines at 4, 13 or all 100 steps with 1, 3 or the paper's 10 seeds.
+/// baselines at 4, 13 or all 100 steps with 1, 3 or the paper's 10 seeds, timed from
+/// scratch at the table's steps.
 pub fn run_options(size: RunSize) -> DenseRunOptions {
     let (p_max, baseline_steps, seeds) = match size {
         RunSize::Smoke => (20, vec![1, 5, 10, 20], 1),
@@ -47,6 +48,10 @@ pub fn run_options(size: RunSize) -> DenseRunOptions {
         grid_inducing: false,
         inducing_count: inducing_count_dense,
         p_max,
+        timed_steps: match size {
+            RunSize::Smoke => vec![1, 5, 10, 20],
+            _ => TABLE_STEPS.to_vec(),
+        },
         baseline_steps,
         baseline_seeds: repetition_seeds(seeds),
     }
@@ -78,9 +83,9 @@ fn problems(size: RunSize) -> DenseProblems {
         sets,
         kinds,
         settings: format!(
-            "kmcg dense v1; {size:?}; krylov {:?}; textbook {}; grid inducing {}; M = ceil(sqrt(NP)); \
-             P <= {}; baseline steps {:?}; seeds {:?}",
-            o.krylov, o.textbook, o.grid_inducing, o.p_max, o.baseline_steps, o.baseline_seeds
+            "kmcg dense v2; {size:?}; krylov {:?}; textbook {}; grid inducing {}; M = ceil(sqrt(NP)); \
+             P <= {}; baseline steps {:?}; seeds {:?}; timed {:?}",
+            o.krylov, o.textbook, o.grid_inducing, o.p_max, o.baseline_steps, o.baseline_seeds, o.timed_steps
         ),
         cost: full_problem_cost,
     }

@@ -41,6 +41,7 @@ fn plan(size: RunSize) -> Plan {
             .copied()
             .filter(|&p| p <= p_max)
             .collect(),
+        timed_steps: TABLE_STEPS.to_vec(),
         baseline_seeds: repetition_seeds(seeds),
         krylov,
         textbook: false,

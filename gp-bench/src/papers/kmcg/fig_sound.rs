@@ -37,6 +37,7 @@ fn options(size: RunSize) -> DenseRunOptions {
     baseline_steps.extend([1000]);
     DenseRunOptions {
         p_max,
+        timed_steps: baseline_steps.clone(),
         baseline_steps: baseline_steps.into_iter().filter(|&p| p <= p_max).collect(),
         baseline_seeds: repetition_seeds(seeds),
         krylov: KrylovPlan::Separate(KmcgBasis::Fom),

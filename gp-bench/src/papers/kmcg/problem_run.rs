@@ -11,10 +11,13 @@ use std::time::Instant;
 use faer::{Col, MatRef};
 use gp_kernels::Kernel;
 use gp_linalg::{DenseOperator, LinearOperator, ShiftedOperator};
-use gp_models::inducing::{InducingPoints, NestedSubsets, SparseGp, SparseMethod};
+use gp_models::inducing::{
+    InducingPoints, NestedSparsePath, NestedSparseStep, NestedSubsets, SparseGp, SparseMethod,
+};
 use gp_models::kmcg::{
     columns_from_basis, dense_test_rows, KmcgBasis, KmcgRun, KmcgRunStatus, KmcgState, TestRow,
 };
+use gp_models::ModelError;
 use gp_solvers::{FomOptions, FomSolver, FomStatus, TextbookCg, TextbookCgOptions};
 
 use super::curves::{Method, MethodCurve, ProblemRun, StepMetrics};
@@ -42,6 +45,10 @@ pub struct DenseRunOptions {
     pub baseline_steps: Vec<usize>,
     /// Seeds of the baselines' repetitions (nested random inducing subsets).
     pub baseline_seeds: Vec<u64>,
+    /// Steps at which the first repetition's baselines are also refitted from scratch and
+    /// timed (the numbers of every step come from one nested pass per repetition,
+    /// [`NestedSparsePath`]; a step not in `baseline_steps` is ignored).
+    pub timed_steps: Vec<usize>,
 }
 
 /// How KMCG and CG get their Krylov bases.
@@ -129,7 +136,7 @@ fn kmcg_metrics(
         eps_ev: exact.map(|e| eps_ev(e.nlz, nlz)),
         nlz_error: exact.map(|e| nlz - e.nlz),
         eps_ev_plotted: None,
-        seconds,
+        seconds: Some(seconds),
     })
 }
 
@@ -146,7 +153,7 @@ fn cg_metrics(
         eps_ev: None,
         nlz_error: None,
         eps_ev_plotted: None,
-        seconds,
+        seconds: Some(seconds),
     })
 }
 
@@ -399,8 +406,6 @@ fn textbook_curves(s: &Problem<'_>, p_max: usize) -> Result<Vec<MethodCurve>, Be
     ])
 }
 
-/// VFE or FITC refitted at each recorded step, averaged over the repetitions that reached
-/// it (the paper's means; a failed Cholesky ends a repetition: its "crash").
 /// Where the baselines' inducing inputs come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Inducing {
@@ -410,22 +415,99 @@ enum Inducing {
     Grid,
 }
 
+/// The metrics of a sparse GP's predictions and evidence at step `p`.
+fn sparse_metrics(
+    s: &Problem<'_>,
+    method: SparseMethod,
+    p: usize,
+    step: &NestedSparseStep,
+    seconds: Option<f64>,
+) -> Result<StepMetrics, BenchError> {
+    let exact = s.scoring.exact();
+    let ev = step.evidence;
+    let var = match exact {
+        Some(e) => {
+            let predictive = Col::from_fn(step.latent_variance.nrows(), |j| {
+                step.latent_variance[j] + s.noise
+            });
+            Some(eps_var(&e.variance, &predictive)?)
+        }
+        None => None,
+    };
+    Ok(StepMetrics {
+        p,
+        eps_f: s.scoring.mean_error(&step.mean)?,
+        eps_var: var,
+        eps_ev: exact.map(|e| eps_ev(e.nlz, ev.objective)),
+        nlz_error: exact.map(|e| ev.objective - e.nlz),
+        eps_ev_plotted: exact
+            .filter(|_| method == SparseMethod::Vfe)
+            .map(|e| eps_ev(e.nlz, ev.paper_plotted_vfe())),
+        seconds,
+    })
+}
+
+/// A from-scratch fit on `points` with the predictions a step scores, and its wall time;
+/// `None` when a factor does not exist (the paper's "crash").
+fn refit(
+    s: &Problem<'_>,
+    method: SparseMethod,
+    points: Result<InducingPoints, ModelError>,
+) -> Result<Option<(NestedSparseStep, f64)>, BenchError> {
+    let start = Instant::now();
+    let fitted = points.and_then(|u| {
+        let m = u.len();
+        SparseGp::fit(
+            s.kernel.clone(),
+            s.x,
+            col(&s.y).as_ref(),
+            s.noise,
+            &u,
+            method,
+        )
+        .map(|model| (model, m))
+    });
+    let (model, m) = match fitted {
+        Ok(fitted) => fitted,
+        Err(ModelError::InducingCholesky { .. }) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let mean = model.predict_mean(s.xs)?;
+    let evidence = model.evidence();
+    let latent_variance = match s.scoring.exact() {
+        Some(_) => model.predict_latent_variance(s.xs)?,
+        None => Col::zeros(0),
+    };
+    let step = NestedSparseStep {
+        m,
+        mean,
+        latent_variance,
+        evidence,
+    };
+    Ok(Some((step, start.elapsed().as_secs_f64())))
+}
+
+/// VFE or FITC at each recorded step `P` with `M(P)` inducing inputs, averaged over the
+/// repetitions that reached it (the paper's means; a factor that does not exist ends a
+/// repetition: its "crash"). Random inducing inputs: each repetition's steps come from one
+/// [`NestedSparsePath`] (equal to refitting at every step, to round-off; tested in
+/// gp-models), and the first repetition is also refitted from scratch at the timed steps
+/// for the time curves. Grid inducing inputs are not nested: refitted at every step.
 fn baseline_curve(
     s: &Problem<'_>,
     method: SparseMethod,
     inducing: Inducing,
     options: &DenseRunOptions,
 ) -> Result<MethodCurve, BenchError> {
-    let (x, xs) = (s.x, s.xs);
-    let yc = col(&s.y);
+    let x = s.x;
     let n = x.nrows();
-    let exact = s.scoring.exact();
     let steps_wanted: Vec<usize> = options
         .baseline_steps
         .iter()
         .copied()
         .filter(|&p| p <= options.p_max.min(n))
         .collect();
+    let m_of = |p: usize| (options.inducing_count)(n, p).min(n);
     // Per step: the metrics of each repetition that reached it.
     let mut per_step: Vec<Vec<StepMetrics>> = vec![Vec::new(); steps_wanted.len()];
     let mut last_good = usize::MAX;
@@ -434,46 +516,52 @@ fn baseline_curve(
         Inducing::Random => &options.baseline_seeds,
         Inducing::Grid => &[0],
     };
-    for &seed in seeds {
-        let subsets = NestedSubsets::new(n, seed);
+    for (repetition, &seed) in seeds.iter().enumerate() {
         let mut reached = 0;
         let mut crash = false;
-        for (slot, &p) in steps_wanted.iter().enumerate() {
-            let m = (options.inducing_count)(n, p).min(n);
-            let start = Instant::now();
-            let points = match inducing {
-                Inducing::Random => subsets.take(x, m),
-                Inducing::Grid => InducingPoints::grid(x, &vec![m; x.ncols()]),
-            };
-            let fitted = points
-                .and_then(|u| SparseGp::fit(s.kernel.clone(), x, yc.as_ref(), s.noise, &u, method));
-            let model = match fitted {
-                Ok(model) => model,
-                Err(gp_models::ModelError::InducingCholesky { .. }) => {
+        if inducing == Inducing::Grid {
+            for (slot, &p) in steps_wanted.iter().enumerate() {
+                let points = InducingPoints::grid(x, &vec![m_of(p); x.ncols()]);
+                let Some((step, seconds)) = refit(s, method, points)? else {
                     crash = true;
                     break;
-                }
-                Err(e) => return Err(e.into()),
+                };
+                per_step[slot].push(sparse_metrics(s, method, p, &step, Some(seconds))?);
+                reached = p;
+            }
+        } else {
+            let subsets = NestedSubsets::new(n, seed);
+            // M(P) can repeat for neighbouring P (small N): the path takes distinct sizes.
+            let mut sizes: Vec<usize> = steps_wanted.iter().map(|&p| m_of(p)).collect();
+            sizes.dedup();
+            let Some(&m_max) = sizes.last() else {
+                continue;
             };
-            let mean = model.predict_mean(xs)?;
-            let ev = model.evidence();
-            let var = match exact {
-                Some(e) => Some(eps_var(&e.variance, &model.predict_variance(xs)?)?),
-                None => None,
-            };
-            let seconds = start.elapsed().as_secs_f64();
-            per_step[slot].push(StepMetrics {
-                p,
-                eps_f: s.scoring.mean_error(&mean)?,
-                eps_var: var,
-                eps_ev: exact.map(|e| eps_ev(e.nlz, ev.objective)),
-                nlz_error: exact.map(|e| ev.objective - e.nlz),
-                eps_ev_plotted: exact
-                    .filter(|_| method == SparseMethod::Vfe)
-                    .map(|e| eps_ev(e.nlz, ev.paper_plotted_vfe())),
-                seconds,
-            });
-            reached = p;
+            let path = NestedSparsePath::fit(
+                s.kernel.as_ref(),
+                x,
+                col(&s.y).as_ref(),
+                s.noise,
+                &subsets.take(x, m_max)?,
+                &sizes,
+                method,
+                s.xs,
+            )?;
+            for (slot, &p) in steps_wanted.iter().enumerate() {
+                let m = m_of(p);
+                let Some(step) = path.steps().iter().find(|st| st.m == m) else {
+                    crash = true;
+                    break;
+                };
+                let timed = repetition == 0 && options.timed_steps.contains(&p);
+                let seconds = if timed {
+                    refit(s, method, subsets.take(x, m))?.map(|(_, t)| t)
+                } else {
+                    None
+                };
+                per_step[slot].push(sparse_metrics(s, method, p, step, seconds)?);
+                reached = p;
+            }
         }
         crashed += usize::from(crash);
         last_good = last_good.min(reached);
@@ -507,7 +595,7 @@ fn mean_of(v: impl Iterator<Item = f64>) -> f64 {
     s / c.max(1) as f64
 }
 
-/// The mean over repetitions of each metric, the median of the times.
+/// The mean over repetitions of each metric, the median of the times taken.
 fn average(p: usize, runs: &[StepMetrics]) -> StepMetrics {
     let opt = |f: fn(&StepMetrics) -> Option<f64>| -> Option<f64> {
         runs.iter()
@@ -515,7 +603,7 @@ fn average(p: usize, runs: &[StepMetrics]) -> StepMetrics {
             .collect::<Option<Vec<f64>>>()
             .map(|v| mean_of(v.into_iter()))
     };
-    let mut times: Vec<f64> = runs.iter().map(|r| r.seconds).collect();
+    let mut times: Vec<f64> = runs.iter().filter_map(|r| r.seconds).collect();
     times.sort_by(f64::total_cmp);
     StepMetrics {
         p,
@@ -524,6 +612,6 @@ fn average(p: usize, runs: &[StepMetrics]) -> StepMetrics {
         eps_ev: opt(|r| r.eps_ev),
         nlz_error: opt(|r| r.nlz_error),
         eps_ev_plotted: opt(|r| r.eps_ev_plotted),
-        seconds: times[times.len() / 2],
+        seconds: times.get(times.len() / 2).copied(),
     }
 }

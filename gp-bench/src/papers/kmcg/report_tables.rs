@@ -138,7 +138,8 @@ pub fn time_table(runs: &[ProblemRun]) -> Table {
             let Some(c) = r.curve(m) else { continue };
             let at = |p: usize| {
                 c.at(p)
-                    .map_or("—".into(), |s| format!("{:.3} s", s.seconds))
+                    .and_then(|s| s.seconds)
+                    .map_or("—".into(), |t| format!("{t:.3} s"))
             };
             t.row([
                 r.dataset.clone(),
@@ -164,8 +165,8 @@ pub fn time_curve(r: &ProblemRun, file_stem: String, title: String, y_label: &st
             points: c
                 .steps
                 .iter()
-                .filter(|s| s.seconds > 0.0 && s.eps_f > 0.0)
-                .map(|s| (s.seconds, s.eps_f))
+                .filter_map(|s| Some((s.seconds?, s.eps_f)))
+                .filter(|&(t, e)| t > 0.0 && e > 0.0)
                 .collect(),
             style: SeriesStyle::Line,
         })
