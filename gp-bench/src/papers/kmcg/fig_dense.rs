@@ -294,7 +294,7 @@ impl Experiment for DenseFigures {
             },
             NamedTable {
                 title:
-                    "Time: cumulative for CG/KMCG, that step's fit for VFE/FITC (median over seeds)"
+                    "Time: cumulative for CG/KMCG, a from-scratch fit and prediction at that step for VFE/FITC (first seed)"
                         .into(),
                 table: time_table(&runs),
             },

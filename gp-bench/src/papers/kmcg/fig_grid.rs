@@ -283,7 +283,7 @@ impl Experiment for GridFigures {
                 table: metric_table(&runs, Metric::EpsEv, &var_methods, &steps),
             },
             NamedTable {
-                title: "Time: cumulative for CG/KMCG, that step's fit for VFE/FITC".into(),
+                title: "Time: cumulative for CG/KMCG, that step's from-scratch fit for VFE/FITC (first seed)".into(),
                 table: time_table(&runs),
             },
         ];

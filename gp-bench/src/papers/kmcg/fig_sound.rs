@@ -189,7 +189,7 @@ impl Experiment for SoundFigure {
                     table: metric_table(&runs, Metric::Smse, &methods, &steps),
                 },
                 NamedTable {
-                    title: "Time: cumulative for CG/KMCG, that step's fit for VFE/FITC".into(),
+                    title: "Time: cumulative for CG/KMCG, that step's from-scratch fit for VFE/FITC (first seed)".into(),
                     table: time_table(&runs),
                 },
             ],

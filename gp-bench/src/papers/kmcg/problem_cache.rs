@@ -1,7 +1,7 @@
 //! The dense experiments one problem (data set and kernel) at a time through the fold cache
 //! (`--fold-cache DIR`, one entry per problem), `--jobs` at a time, and only the sets of
-//! `--sets`: at `--full` they take hours (the baselines refit 2 × 10 × 100 times per problem,
-//! the re-optimisation factorises `K` 100 times), so a run can be interrupted, continued and
+//! `--sets`: at `--full` they take hours (the baselines fit 2 methods × 10 seeds × 100 steps
+//! per problem, the re-optimisation factorises and inverts `K` up to 100 times), so a run can be interrupted, continued and
 //! split over processes, and the report then written from the recorded problems with
 //! `--cached-only`.
 

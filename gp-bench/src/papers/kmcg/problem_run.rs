@@ -1,8 +1,10 @@
 //! One problem (a dense data set, a grid or SOUND, with a kernel) through every method of
 //! the paper's figures, step by step: CG (FOM on `K + σ²I`), KMCG (FOM on `K` as the paper,
 //! or Lanczos where only `N × P` numbers fit), textbook CG and KMCG on its directions
-//! (Figure 15), and VFE/FITC refitted from scratch at each recorded step with `M(P)` nested
-//! random inducing inputs (spec §3.1). The kernel matrix is any operator (dense, Kronecker,
+//! (Figure 15), and VFE/FITC at each recorded step with `M(P)` nested random inducing
+//! inputs (spec §3.1): one `NestedSparsePath` per repetition gives what a refit at every
+//! step gives, and the first repetition is refitted from scratch at the timed steps for the
+//! time curves (grid inducing inputs, not nested, are refitted at every step). The kernel matrix is any operator (dense, Kronecker,
 //! Toeplitz) and the test cross-covariance any `s ↦ sᵀk(X, X*)`.
 
 use std::sync::Arc;
@@ -40,7 +42,7 @@ pub struct DenseRunOptions {
     pub inducing_count: fn(usize, usize) -> usize,
     /// Largest `P` of the Krylov methods (clamped to `N`).
     pub p_max: usize,
-    /// Steps at which the baselines are refitted and scored (the Krylov methods are scored at
+    /// Steps at which the baselines are scored (the Krylov methods are scored at
     /// every step up to `p_max`).
     pub baseline_steps: Vec<usize>,
     /// Seeds of the baselines' repetitions (nested random inducing subsets).
