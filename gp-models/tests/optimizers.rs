@@ -242,6 +242,40 @@ fn a_relative_bracket_tolerance_shortens_searches_at_kinks() {
     assert!(f_strict < 0.05 * f0, "1e-14: f = {f_strict} from {f0}");
 }
 
+/// The evaluation cap holds even when a line search fails and the retry along steepest
+/// descent follows (each attempt gets what is left of the budget): on the kinked function,
+/// whose searches run out of budget near the minimum, no cap is ever exceeded.
+#[test]
+fn the_evaluation_cap_holds_through_failed_line_searches() {
+    let mut retried = false;
+    for cap in 1..=150 {
+        let mut calls = 0;
+        let counted = |x: &[f64]| {
+            calls += 1;
+            kinked(x)
+        };
+        let options = LbfgsOptions {
+            max_evaluations: cap,
+            max_iterations: 1000,
+            line_search: gp_models::optim::LineSearchOptions {
+                bracket_tolerance: 1e-14,
+                max_evaluations: 12,
+                ..Default::default()
+            },
+            ..LbfgsOptions::default()
+        };
+        let res = lbfgs(counted, &[0.3, -0.4, 2.7], &options).unwrap();
+        assert!(
+            calls <= cap && res.evaluations <= cap,
+            "cap {cap}: {calls} calls, {} evaluations reported ({:?})",
+            res.evaluations,
+            res.reason
+        );
+        retried |= res.reason == ConvergenceReason::LineSearchFailed;
+    }
+    assert!(retried, "some run should end in a failed search");
+}
+
 #[test]
 fn iteration_limit_is_reported() {
     let opts = LbfgsOptions {

@@ -190,9 +190,6 @@ where
             break ConvergenceReason::MaxEvaluations;
         }
         let mut ls_options = options.line_search;
-        ls_options.max_evaluations = ls_options
-            .max_evaluations
-            .min(options.max_evaluations - eval.evaluations);
         // Quasi-Newton direction first; steepest descent after a failure or a reset.
         let mut outcome = LineSearchOutcome::Failed;
         for attempt in 0..2 {
@@ -202,6 +199,13 @@ where
                 }
                 memory.clear();
             }
+            // Each attempt gets what is left of the evaluation budget, so that a failed
+            // first search and the retry together never exceed `max_evaluations`.
+            let left = options.max_evaluations.saturating_sub(eval.evaluations);
+            if left == 0 {
+                break;
+            }
+            ls_options.max_evaluations = options.line_search.max_evaluations.min(left);
             let mut p = direction(&memory, &g);
             let slope = dot(&p, &g);
             if slope.is_nan() || slope >= 0.0 {
