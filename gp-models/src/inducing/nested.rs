@@ -1,6 +1,6 @@
 //! A sparse GP at every size of a nested sequence of inducing sets `U_{m₁} ⊂ U_{m₂} ⊂ …`
-//! (the first `mₖ` rows of one [`InducingPoints`], e.g. a [`NestedSubsets`] prefix): the
-//! predictions and evidence that [`SparseGp::fit`] gives at each size, without refitting
+//! (the first `mₖ` rows of one [`InducingPoints`], e.g. a [`NestedSubsets`](crate::NestedSubsets) prefix): the
+//! predictions and evidence that [`SparseGp::fit`](crate::SparseGp::fit) gives at each size, without refitting
 //! from scratch.
 //!
 //! The kernel blocks `K_UU`, `K_UX`, `K_U*` are evaluated once for the largest set and each
