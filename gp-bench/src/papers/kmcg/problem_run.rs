@@ -453,21 +453,14 @@ fn sparse_metrics(
 /// `None` when a factor does not exist (the paper's "crash").
 fn refit(
     s: &Problem<'_>,
+    y: faer::ColRef<'_, f64>,
     method: SparseMethod,
     points: Result<InducingPoints, ModelError>,
 ) -> Result<Option<(NestedSparseStep, f64)>, BenchError> {
     let start = Instant::now();
     let fitted = points.and_then(|u| {
         let m = u.len();
-        SparseGp::fit(
-            s.kernel.clone(),
-            s.x,
-            col(&s.y).as_ref(),
-            s.noise,
-            &u,
-            method,
-        )
-        .map(|model| (model, m))
+        SparseGp::fit(s.kernel.clone(), s.x, y, s.noise, &u, method).map(|model| (model, m))
     });
     let (model, m) = match fitted {
         Ok(fitted) => fitted,
@@ -503,6 +496,7 @@ fn baseline_curve(
 ) -> Result<MethodCurve, BenchError> {
     let x = s.x;
     let n = x.nrows();
+    let yc = col(&s.y);
     let steps_wanted: Vec<usize> = options
         .baseline_steps
         .iter()
@@ -524,7 +518,7 @@ fn baseline_curve(
         if inducing == Inducing::Grid {
             for (slot, &p) in steps_wanted.iter().enumerate() {
                 let points = InducingPoints::grid(x, &vec![m_of(p); x.ncols()]);
-                let Some((step, seconds)) = refit(s, method, points)? else {
+                let Some((step, seconds)) = refit(s, yc.as_ref(), method, points)? else {
                     crash = true;
                     break;
                 };
@@ -542,7 +536,7 @@ fn baseline_curve(
             let path = NestedSparsePath::fit(
                 s.kernel.as_ref(),
                 x,
-                col(&s.y).as_ref(),
+                yc.as_ref(),
                 s.noise,
                 &subsets.take(x, m_max)?,
                 &sizes,
@@ -557,7 +551,7 @@ fn baseline_curve(
                 };
                 let timed = repetition == 0 && options.timed_steps.contains(&p);
                 let seconds = if timed {
-                    refit(s, method, subsets.take(x, m))?.map(|(_, t)| t)
+                    refit(s, yc.as_ref(), method, subsets.take(x, m))?.map(|(_, t)| t)
                 } else {
                     None
                 };
