@@ -34,7 +34,7 @@
 //! entries of its `w^{2d−1}` that fall in the stored half (about half of the 1 024 lines of 4
 //! at `d = 3` cubic), plus `w^d` for `t`.
 //! Points are located in parallel into a buffer (cell index, `τ`, `y`) of at most
-//! `clamp(bytes(S)/16/80, 2^16, 2^24)` points (80 bytes per point at `d = 3` while a full
+//! `clamp(bytes(S)/8/80, 2^16, 2^24)` points (80 bytes per point at `d = 3` while a full
 //! buffer is sorted; a single streamed chunk larger than that is buffered whole, and
 //! [`SufficientStats::compute`] feeds the rows in blocks of that size). A full buffer, and
 //! the rest at the end, is sorted by cell (ties by arrival) and scattered **by output row**:
@@ -54,7 +54,7 @@
 //! grids: its rows in use did not fit in L2.)
 //!
 //! Cost `O(n·w^{2d})` arithmetic plus one pass over the stencil per flush; memory: `S`, `t`
-//! and the buffer (at most 1/16 of `S`, or 5 MiB for small grids), nothing per worker. The
+//! and the buffer (at most 1/8 of `S`, or 5 MiB for small grids), nothing per worker. The
 //! stencil is written once in parallel when it is allocated (see `prefault`), so its pages are
 //! faulted in by all threads and once each; at the radar scale of Table 1 (6.4M nodes,
 //! 17.6 GB) the kernel's zeroing of those pages is about 40% of the pass's CPU time.
@@ -122,7 +122,12 @@ const MAX_JOB_ROWS: usize = 1 << 20;
 /// 0.96 s; 49³ (10) 0.68 / 0.96 s; 60³ (5.4) 1.19 / 1.04 s; 72³ (3.0) 2.10 / 1.11 s: the
 /// crossover is near 7 points per cell. At `d = 2` the moments win further down (300², 11
 /// per cell, 0.11 / 0.14 s). (Before the moment kernel was rebuilt the crossover was near 33
-/// points per cell and this threshold 30.)
+/// points per cell and this threshold 30.) Since the scatter's line tables (same bits, about
+/// 2× faster) the `d = 3` crossover is near 11 points per cell (40³ 0.29 / 0.48 s; 44³ (14.5)
+/// 0.37 / 0.47 s; 49³ 0.52 / 0.48 s; 60³ 0.87 / 0.55 s; 72³ 1.70 / 0.61 s), while at `d = 2`
+/// the moments still win at 6 points per cell (400²: 0.13 / 0.15 s; 300² 0.08 / 0.11 s), so
+/// the threshold stays 8: at `d = 3` between 8 and 11 points per cell it costs at most about
+/// 10%.
 pub const MOMENT_MIN_POINTS_PER_CELL: f64 = 8.0;
 
 /// Memory assumed when `/proc/meminfo` cannot be read: 16 GiB (half of it is the budget).
