@@ -36,6 +36,8 @@ pub enum SimdLevel {
     Avx2 = 2,
     /// AVX2 and FMA.
     Avx2Fma = 3,
+    /// AVX-512 Foundation, with AVX2 and FMA (512-bit vectors, 32 vector registers).
+    Avx512 = 4,
 }
 
 /// `SimdLevel` not detected yet.
@@ -45,7 +47,7 @@ const UNKNOWN: u8 = u8::MAX;
 static DETECTED: AtomicU8 = AtomicU8::new(UNKNOWN);
 
 /// The highest level dispatch may use (see [`set_max_simd_level`]).
-static MAX_LEVEL: AtomicU8 = AtomicU8::new(SimdLevel::Avx2Fma as u8);
+static MAX_LEVEL: AtomicU8 = AtomicU8::new(SimdLevel::Avx512 as u8);
 
 impl SimdLevel {
     fn from_u8(v: u8) -> Option<Self> {
@@ -54,6 +56,7 @@ impl SimdLevel {
             1 => Some(Self::Avx),
             2 => Some(Self::Avx2),
             3 => Some(Self::Avx2Fma),
+            4 => Some(Self::Avx512),
             _ => None,
         }
     }
@@ -75,16 +78,16 @@ pub fn detected_simd_level() -> SimdLevel {
 /// capped by [`set_max_simd_level`].
 #[inline]
 pub fn simd_level() -> SimdLevel {
-    let max = SimdLevel::from_u8(MAX_LEVEL.load(Ordering::Relaxed)).unwrap_or(SimdLevel::Avx2Fma);
+    let max = SimdLevel::from_u8(MAX_LEVEL.load(Ordering::Relaxed)).unwrap_or(SimdLevel::Avx512);
     detected_simd_level().min(max)
 }
 
 /// Caps the level dispatched functions use, process-wide, and returns the previous cap
-/// (`SimdLevel::Avx2Fma`, no cap, by default). Meant for tests that compare a dispatched
+/// (`SimdLevel::Avx512`, no cap, by default). Meant for tests that compare a dispatched
 /// kernel with its baseline build through a public entry point, and for before/after timings;
 /// results do not change (the builds give the same bits), only speed.
 pub fn set_max_simd_level(max: SimdLevel) -> SimdLevel {
-    SimdLevel::from_u8(MAX_LEVEL.swap(max as u8, Ordering::Relaxed)).unwrap_or(SimdLevel::Avx2Fma)
+    SimdLevel::from_u8(MAX_LEVEL.swap(max as u8, Ordering::Relaxed)).unwrap_or(SimdLevel::Avx512)
 }
 
 /// Asks the CPU (x86-64) which levels it supports.
@@ -92,7 +95,9 @@ fn detect() -> SimdLevel {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::is_x86_feature_detected as has;
-        if has!("avx2") && has!("fma") {
+        if has!("avx512f") && has!("avx2") && has!("fma") {
+            SimdLevel::Avx512
+        } else if has!("avx2") && has!("fma") {
             SimdLevel::Avx2Fma
         } else if has!("avx2") {
             SimdLevel::Avx2
@@ -137,8 +142,11 @@ pub fn clear_upper_vector_state() {
 /// * `body` is a function with the same parameters (and generics, in the same order), marked
 ///   `#[inline(always)]` so that it is compiled again inside the second build; closures it
 ///   passes on should be `#[inline(always)]` too, or they stay baseline code.
-/// * The level is `avx2` or `avx2_fma` (the target features of the second build); `name_avx2`
-///   names that build (a private `#[target_feature]` function beside the dispatcher).
+/// * A level is `avx2`, `avx2_fma` or `avx512` (AVX-512F with AVX2 and FMA: the target
+///   features of that build); several may be listed, highest first
+///   (`= body, avx512 via name_avx512, avx2_fma via name_avx2;`), and the first the CPU has
+///   runs; each name after `via` names that build (a private `#[target_feature]` function
+///   beside the dispatcher).
 /// * Generics: none, type parameters with one bound each (`<T: Bound, U: Other>`), or const
 ///   parameters (`<const W: usize, const H: usize>`).
 ///
@@ -168,11 +176,11 @@ macro_rules! simd_dispatch {
         $(#[$meta:meta])*
         $vis:vis fn $name:ident < $($gp:ident : $gb:path),+ $(,)? >
         ( $($arg:ident : $ty:ty),* $(,)? ) $(-> $ret:ty)?
-        = $body:ident, $level:ident via $clone:ident $(;)?
+        = $body:ident, $($level:ident via $clone:ident),+ $(;)?
     ) => {
         $crate::simd_dispatch! {
-            @level $level [$(#[$meta])*] $vis $name [$($gp: $gb),+] [$($gp),+]
-            ($($arg: $ty),*) [$($ret)?] $body $clone
+            @prep [$(#[$meta])*] $vis $name [$($gp: $gb),+] [$($gp),+]
+            ($($arg: $ty),*) [$($ret)?] $body [$($level $clone)+] []
         }
     };
     // Const parameters.
@@ -180,11 +188,11 @@ macro_rules! simd_dispatch {
         $(#[$meta:meta])*
         $vis:vis fn $name:ident < $(const $cp:ident : $ct:ty),+ $(,)? >
         ( $($arg:ident : $ty:ty),* $(,)? ) $(-> $ret:ty)?
-        = $body:ident, $level:ident via $clone:ident $(;)?
+        = $body:ident, $($level:ident via $clone:ident),+ $(;)?
     ) => {
         $crate::simd_dispatch! {
-            @level $level [$(#[$meta])*] $vis $name [$(const $cp: $ct),+] [$($cp),+]
-            ($($arg: $ty),*) [$($ret)?] $body $clone
+            @prep [$(#[$meta])*] $vis $name [$(const $cp: $ct),+] [$($cp),+]
+            ($($arg: $ty),*) [$($ret)?] $body [$($level $clone)+] []
         }
     };
     // No generics.
@@ -192,43 +200,77 @@ macro_rules! simd_dispatch {
         $(#[$meta:meta])*
         $vis:vis fn $name:ident
         ( $($arg:ident : $ty:ty),* $(,)? ) $(-> $ret:ty)?
-        = $body:ident, $level:ident via $clone:ident $(;)?
+        = $body:ident, $($level:ident via $clone:ident),+ $(;)?
     ) => {
         $crate::simd_dispatch! {
-            @level $level [$(#[$meta])*] $vis $name [] []
-            ($($arg: $ty),*) [$($ret)?] $body $clone
+            @prep [$(#[$meta])*] $vis $name [] []
+            ($($arg: $ty),*) [$($ret)?] $body [$($level $clone)+] []
         }
     };
-    (@level avx2 $($rest:tt)*) => {
-        $crate::simd_dispatch! { @emit "avx2", Avx2, $($rest)* }
+    // Each level's target features and minimum `SimdLevel`, one level at a time.
+    (@prep $m:tt $v:vis $n:ident $d:tt $c:tt $a:tt $r:tt $b:ident
+        [avx2 $clone:ident $($rest:tt)*] [$($done:tt)*]) => {
+        $crate::simd_dispatch! { @prep $m $v $n $d $c $a $r $b [$($rest)*]
+            [$($done)* ("avx2" Avx2 $clone)] }
     };
-    (@level avx2_fma $($rest:tt)*) => {
-        $crate::simd_dispatch! { @emit "avx2,fma", Avx2Fma, $($rest)* }
+    (@prep $m:tt $v:vis $n:ident $d:tt $c:tt $a:tt $r:tt $b:ident
+        [avx2_fma $clone:ident $($rest:tt)*] [$($done:tt)*]) => {
+        $crate::simd_dispatch! { @prep $m $v $n $d $c $a $r $b [$($rest)*]
+            [$($done)* ("avx2,fma" Avx2Fma $clone)] }
+    };
+    (@prep $m:tt $v:vis $n:ident $d:tt $c:tt $a:tt $r:tt $b:ident
+        [avx512 $clone:ident $($rest:tt)*] [$($done:tt)*]) => {
+        $crate::simd_dispatch! { @prep $m $v $n $d $c $a $r $b [$($rest)*]
+            [$($done)* ("avx2,fma,avx512f" Avx512 $clone)] }
+    };
+    (@prep $m:tt $v:vis $n:ident $d:tt $c:tt $a:tt $r:tt $b:ident [] [$($done:tt)*]) => {
+        $crate::simd_dispatch! { @emit $m $v $n $d $c $a $r $b [$($done)*] }
     };
     (
-        @emit $features:tt, $min:ident, [$($meta:tt)*] $vis:vis $name:ident
-        [$($decl:tt)*] [$($call:tt)*] ($($arg:ident : $ty:ty),*) [$($ret:ty)?]
-        $body:ident $clone:ident
+        @emit [$($meta:tt)*] $vis:vis $name:ident
+        $decl:tt $call:tt $params:tt $ret:tt $body:ident
+        [$(($features:tt $min:ident $clone:ident))+]
+    ) => {
+        $crate::simd_dispatch! { @dispatcher [$($meta)*] $vis $name $decl $call $params $params
+            $ret $body [$(($min $clone))+] }
+        $(
+            $crate::simd_dispatch! { @build $features $clone $decl $call $params $ret $body }
+        )+
+    };
+    (
+        @dispatcher [$($meta:tt)*] $vis:vis $name:ident [$($decl:tt)*] $call:tt
+        ($($arg:ident : $ty:ty),*) $params:tt [$($ret:ty)?] $body:ident
+        [$(($min:ident $clone:ident))+]
     ) => {
         $($meta)*
         $vis fn $name<$($decl)*>($($arg: $ty),*) $(-> $ret)? {
             #[cfg(target_arch = "x86_64")]
             {
-                if $crate::simd::simd_level() >= $crate::simd::SimdLevel::$min {
-                    // SAFETY: the CPU has the target features of the second build (the
-                    // cached level checked just above), the only requirement of calling a
-                    // `#[target_feature]` function.
-                    return unsafe { $clone::<$($call)*>($($arg),*) };
-                }
+                let level = $crate::simd::simd_level();
+                $(
+                    if level >= $crate::simd::SimdLevel::$min {
+                        // SAFETY: the CPU has the target features of this build (the cached
+                        // level checked just above), the only requirement of calling a
+                        // `#[target_feature]` function.
+                        return unsafe { $crate::simd_dispatch!(@call $clone $call $params) };
+                    }
+                )+
             }
-            $body::<$($call)*>($($arg),*)
+            $crate::simd_dispatch!(@call $body $call $params)
         }
-
+    };
+    (@call $f:ident [$($call:tt)*] ($($arg:ident : $ty:ty),*)) => {
+        $f::<$($call)*>($($arg),*)
+    };
+    (
+        @build $features:tt $clone:ident [$($decl:tt)*] $call:tt
+        ($($arg:ident : $ty:ty),*) [$($ret:ty)?] $body:ident
+    ) => {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = $features)]
         #[allow(clippy::too_many_arguments)]
         fn $clone<$($decl)*>($($arg: $ty),*) $(-> $ret)? {
-            $body::<$($call)*>($($arg),*)
+            $crate::simd_dispatch!(@call $body $call ($($arg: $ty),*))
         }
     };
 }

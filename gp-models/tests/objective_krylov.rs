@@ -432,8 +432,8 @@ fn symmetric_stored_products_equal_the_dense_product() {
     }
 }
 
-/// The stored-symmetric product runs an AVX2+FMA build where the CPU has it; the baseline
-/// build (software `mul_add`) gives the same bits.
+/// The stored-symmetric product runs an AVX-512 or AVX2+FMA build where the CPU has it; the
+/// baseline build (software `mul_add`) gives the same bits.
 #[test]
 fn symmetric_stored_dispatched_product_equals_the_baseline_build_bitwise() {
     use gp_linalg::simd::{set_max_simd_level, SimdLevel};
@@ -450,12 +450,17 @@ fn symmetric_stored_dispatched_product_equals_the_baseline_build_bitwise() {
         out
     };
     let dispatched = run();
-    let previous = set_max_simd_level(SimdLevel::Baseline);
+    // The AVX2 build (three columns of A per call) and the baseline build, whatever the CPU's
+    // highest level (AVX-512 takes eight columns per call).
+    let previous = set_max_simd_level(SimdLevel::Avx2Fma);
+    let avx2 = run();
+    set_max_simd_level(SimdLevel::Baseline);
     let baseline = run();
     set_max_simd_level(previous);
     for j in 0..11 {
         for i in 0..n {
             assert_eq!(dispatched[(i, j)].to_bits(), baseline[(i, j)].to_bits());
+            assert_eq!(avx2[(i, j)].to_bits(), baseline[(i, j)].to_bits());
         }
     }
 }

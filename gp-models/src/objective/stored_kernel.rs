@@ -5,8 +5,14 @@
 //! columns: at `n = 9600` a product took 190 ms on one thread and 500 ms on two (measured
 //! with faer 0.24 on the project's machine), against the ~37 ms it takes to read the
 //! 737 MB matrix once. Here `A` symmetric gives `(A X)[i, :] = A[:, i]ᵀ X`: columns of `A`
-//! are read contiguously, three at a time, against row chunks of `X` (stored row major,
-//! padded to a multiple of 4 columns) that stay in cache, in parallel over column blocks.
+//! are read contiguously, three at a time (eight in the AVX-512 build), against row chunks
+//! of `X` (stored row major, padded to a multiple of 4 columns) that stay in cache, in
+//! parallel over column blocks.
+//!
+//! On a CPU with AVX-512 (the 2026-11-27 host, an AMD EPYC with 512-bit units) faer's GEMM
+//! runs its AVX-512 kernels and the picture changes: the same product took 26 ms with faer
+//! and 37.6 ms here with the AVX2 build, 31.5 ms with the AVX-512 build
+//! (`cargo run --release -p gp-bench --example rtgps_step -- 9600 26 2 3.0 1e-3`, quiet).
 
 use faer::{Col, ColMut, ColRef, Mat, MatMut, MatRef};
 use gp_linalg::LinearOperator;
@@ -38,24 +44,30 @@ impl SymmetricStored {
     }
 }
 
-/// Columns of `A` per kernel call. Three, not four: four columns' 48 accumulators take 12 of
-/// the 16 vector registers and, with the three loads of `X` and the broadcast, left the
-/// compiler one short, so one accumulator went through the stack on every step (a
-/// store-to-load chain the profile showed as 60% of the kernel's time). Three columns need
-/// 9 + 3 + 1 registers and keep every multiply-add unit busy all the same.
+/// Columns of `A` per kernel call in the AVX2 and baseline builds. Three, not four: four
+/// columns' 48 accumulators take 12 of the 16 vector registers and, with the three loads of
+/// `X` and the broadcast, left the compiler one short, so one accumulator went through the
+/// stack on every step (a store-to-load chain the profile showed as 60% of the kernel's
+/// time). Three columns need 9 + 3 + 1 registers and keep every multiply-add unit busy all
+/// the same.
 const COLUMNS: usize = 3;
 
-/// `acc[k][c] += Σ_{j ∈ chunk} a_k[j] · xr[j, c]` for [`COLUMNS`] columns `a_k` of `A` and
-/// one 12-wide pass of the row-major `xr`, each step a fused multiply-add (`mul_add`,
-/// correctly rounded in both builds, so they give the same bits): the AVX2+FMA build does one
-/// instruction where a multiply and an add took two. (The baseline build, for CPUs without
-/// FMA, computes `mul_add` in software: correct, slower.) Every entry is summed in the order
-/// of `j` whatever the number of columns per call.
+/// Columns of `A` per kernel call in the AVX-512 build: 32 vector registers hold eight
+/// columns' accumulators (a 12-wide row is one 8-lane and one 4-lane register: 16 in all)
+/// besides the two loads of `X` and the broadcast.
+const COLUMNS_AVX512: usize = 8;
+
+/// `acc[k][c] += Σ_{j ∈ chunk} a_k[j] · xr[j, c]` for `C` columns `a_k` of `A` and one
+/// 12-wide pass of the row-major `xr`, each step a fused multiply-add (`mul_add`, correctly
+/// rounded in every build, so they give the same bits): the AVX2+FMA and AVX-512 builds do
+/// one instruction where a multiply and an add took two. (The baseline build, for CPUs
+/// without FMA, computes `mul_add` in software: correct, slower.) Every entry is summed in the
+/// order of `j` whatever the number of columns per call.
 #[inline(always)]
-fn columns_body(a: [&[f64]; COLUMNS], xr: &[f64], acc: &mut [[f64; WIDTH]; COLUMNS]) {
+fn columns_body<const C: usize>(a: [&[f64]; C], xr: &[f64], acc: &mut [[f64; WIDTH]; C]) {
     let mut s = *acc;
     for (j, x) in xr.chunks_exact(WIDTH).enumerate() {
-        for k in 0..COLUMNS {
+        for k in 0..C {
             let v = a[k][j];
             for c in 0..WIDTH {
                 s[k][c] = v.mul_add(x[c], s[k][c]);
@@ -66,8 +78,43 @@ fn columns_body(a: [&[f64]; COLUMNS], xr: &[f64], acc: &mut [[f64; WIDTH]; COLUM
 }
 
 gp_linalg::simd_dispatch! {
-    fn columns_kernel(a: [&[f64]; COLUMNS], xr: &[f64], acc: &mut [[f64; WIDTH]; COLUMNS])
-        = columns_body, avx2_fma via columns_kernel_avx2;
+    fn columns_kernel<const C: usize>(a: [&[f64]; C], xr: &[f64], acc: &mut [[f64; WIDTH]; C])
+        = columns_body, avx512 via columns_kernel_avx512, avx2_fma via columns_kernel_avx2;
+}
+
+/// The rows `i0 .. i0 + len` of `A X` for one 12-wide pass `xr` of `X` (row major), `C`
+/// columns of `A` per kernel call.
+fn task_rows<const C: usize>(
+    a: MatRef<'_, f64>,
+    xr: &[f64],
+    i0: usize,
+    len: usize,
+) -> Vec<[f64; WIDTH]> {
+    let n = a.nrows();
+    let mut res = vec![[0.0; WIDTH]; len];
+    let col = |i: usize| -> &[f64] {
+        a.col(i)
+            .try_as_col_major()
+            .map_or(&[][..], |c| c.as_slice())
+    };
+    for j0 in (0..n).step_by(CHUNK) {
+        let jl = CHUNK.min(n - j0);
+        let xc = &xr[j0 * WIDTH..(j0 + jl) * WIDTH];
+        let mut k = 0;
+        while k < len {
+            let idx = |q: usize| (i0 + (k + q).min(len - 1)).min(n - 1);
+            let cols: [&[f64]; C] = std::array::from_fn(|q| &col(idx(q))[j0..j0 + jl]);
+            let mut acc = [[0.0; WIDTH]; C];
+            columns_kernel::<C>(cols, xc, &mut acc);
+            for q in 0..C.min(len - k) {
+                for c in 0..WIDTH {
+                    res[k + q][c] += acc[q][c];
+                }
+            }
+            k += C;
+        }
+    }
+    res
 }
 
 /// `out = A X` for symmetric `A` (`n × n`, column major) and `X` (`n × m`).
@@ -84,36 +131,18 @@ fn symmetric_thin_product(a: MatRef<'_, f64>, x: MatRef<'_, f64>, mut out: MatMu
                 xr[j * WIDTH + c] = col[j];
             }
         }
+        // Eight columns of `A` per call where the AVX-512 build runs (same sums, same bits).
+        let wide = gp_linalg::simd::simd_level() >= gp_linalg::simd::SimdLevel::Avx512;
         let rows: Vec<Vec<[f64; WIDTH]>> = (0..n.div_ceil(TASK))
             .into_par_iter()
             .map(|t| {
                 let i0 = t * TASK;
                 let len = TASK.min(n - i0);
-                let mut res = vec![[0.0; WIDTH]; len];
-                let col = |i: usize| -> &[f64] {
-                    a.col(i)
-                        .try_as_col_major()
-                        .map_or(&[][..], |c| c.as_slice())
-                };
-                for j0 in (0..n).step_by(CHUNK) {
-                    let jl = CHUNK.min(n - j0);
-                    let xc = &xr[j0 * WIDTH..(j0 + jl) * WIDTH];
-                    let mut k = 0;
-                    while k < len {
-                        let idx = |q: usize| (i0 + (k + q).min(len - 1)).min(n - 1);
-                        let cols: [&[f64]; COLUMNS] =
-                            std::array::from_fn(|q| &col(idx(q))[j0..j0 + jl]);
-                        let mut acc = [[0.0; WIDTH]; COLUMNS];
-                        columns_kernel(cols, xc, &mut acc);
-                        for q in 0..COLUMNS.min(len - k) {
-                            for c in 0..WIDTH {
-                                res[k + q][c] += acc[q][c];
-                            }
-                        }
-                        k += COLUMNS;
-                    }
+                if wide {
+                    task_rows::<COLUMNS_AVX512>(a, &xr, i0, len)
+                } else {
+                    task_rows::<COLUMNS>(a, &xr, i0, len)
                 }
-                res
             })
             .collect();
         for (t, block) in rows.iter().enumerate() {
