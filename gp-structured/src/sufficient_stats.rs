@@ -122,8 +122,8 @@ const MAX_JOB_ROWS: usize = 1 << 20;
 /// 0.96 s; 49³ (10) 0.68 / 0.96 s; 60³ (5.4) 1.19 / 1.04 s; 72³ (3.0) 2.10 / 1.11 s: the
 /// crossover is near 7 points per cell. At `d = 2` the moments win further down (300², 11
 /// per cell, 0.11 / 0.14 s). (Before the moment kernel was rebuilt the crossover was near 33
-/// points per cell and this threshold 30.) Since the scatter's line tables (same bits, about
-/// 2× faster) the `d = 3` crossover is near 11 points per cell (40³ 0.29 / 0.48 s; 44³ (14.5)
+/// points per cell and this threshold 30.) Since the scatter's line tables (same bits, 1.4× faster
+/// at 100×100×80, quiet, side by side) the `d = 3` crossover is near 11 points per cell (40³ 0.29 / 0.48 s; 44³ (14.5)
 /// 0.37 / 0.47 s; 49³ 0.52 / 0.48 s; 60³ 0.87 / 0.55 s; 72³ 1.70 / 0.61 s), while at `d = 2`
 /// the moments still win at 6 points per cell (400²: 0.13 / 0.15 s; 300² 0.08 / 0.11 s), so
 /// the threshold stays 8: at `d = 3` between 8 and 11 points per cell it costs at most about
