@@ -465,6 +465,74 @@ fn symmetric_stored_dispatched_product_equals_the_baseline_build_bitwise() {
     }
 }
 
+/// Every entry of the stored-symmetric product is `Σ_j A[j, i] X[j, c]` summed in order of
+/// `j` with fused multiply-adds, in chunks of 1024 rows whose sums are added in order: the
+/// order the column-major layout used, so the panel layout kept its bits.
+#[test]
+fn symmetric_stored_product_sums_in_the_documented_order_bitwise() {
+    use gp_linalg::LinearOperator;
+    use gp_models::objective::SymmetricStored;
+    let mut r = ChaCha8Rng::seed_from_u64(16);
+    let n = 2100;
+    let g = Mat::from_fn(n, n, |_, _| r.random::<f64>() - 0.5);
+    let a = &g + g.transpose();
+    let op = SymmetricStored::new(a.clone());
+    let x = Mat::from_fn(n, 13, |_, _| r.random::<f64>() - 0.5);
+    let mut out = Mat::<f64>::zeros(n, 13);
+    op.matmat(x.as_ref(), out.as_mut());
+    for c in 0..13 {
+        for i in 0..n {
+            let mut total = 0.0;
+            for j0 in (0..n).step_by(1024) {
+                let mut chunk = 0.0f64;
+                for j in j0..(j0 + 1024).min(n) {
+                    chunk = a[(j, i)].mul_add(x[(j, c)], chunk);
+                }
+                total += chunk;
+            }
+            assert_eq!(out[(i, c)].to_bits(), total.to_bits(), "entry ({i}, {c})");
+        }
+    }
+}
+
+/// The panels built from the kernel hold `Kernel::matrix`'s entries bit for bit (for the
+/// stationary and the product kernels), with `n` not a multiple of the panel width, and its
+/// columns are the preconditioner's.
+#[test]
+fn symmetric_stored_from_a_kernel_holds_the_kernel_matrix_bitwise() {
+    use gp_kernels::{FactorKind, Matern, MaternNu, ProductKernel};
+    use gp_models::objective::SymmetricStored;
+    use gp_solvers::ColumnAccess;
+    let (x, _, se) = problem(37, 17);
+    let matern = Matern::new(MaternNu::ThreeHalves, vec![0.7, 1.3], 0.8).unwrap();
+    let product = ProductKernel::new(
+        vec![
+            FactorKind::Matern(MaternNu::Half),
+            FactorKind::SquaredExponential,
+        ],
+        vec![0.9, 1.1],
+        1.2,
+    )
+    .unwrap();
+    let kernels: Vec<&dyn Kernel> = vec![&se, &matern, &product];
+    let points = x.as_ref();
+    for kernel in kernels {
+        let stored = SymmetricStored::from_kernel(kernel, points).unwrap();
+        let k = kernel.matrix(points, points).unwrap();
+        let dense = gp_linalg::LinearOperator::to_dense(&stored);
+        let mut col = Col::<f64>::zeros(37);
+        for j in 0..37 {
+            stored.column(j, col.as_mut());
+            for i in 0..37 {
+                assert_eq!(dense[(i, j)].to_bits(), k[(i, j)].to_bits());
+                assert_eq!(col[i].to_bits(), k[(i, j)].to_bits());
+            }
+        }
+        let diag = ColumnAccess::diagonal(&stored);
+        assert!((0..37).all(|i| diag[i].to_bits() == k[(i, i)].to_bits()));
+    }
+}
+
 #[test]
 fn the_exact_loss_is_the_cholesky_estimate_value_per_point() {
     let (x, y, kernel) = problem(40, 9);

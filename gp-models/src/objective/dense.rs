@@ -47,7 +47,7 @@ impl<'a, K: Kernel + Any> DenseKernelCovariance<'a, K> {
         check_training_inputs(kernel, x, x.nrows(), "building a dense kernel covariance")?;
         check_noise(noise_variance)?;
         let n = x.nrows();
-        let mut k = kernel.matrix(x, x)?;
+        let mut k = SymmetricStored::from_kernel(kernel, x)?;
         let preconditioner =
             if options.preconditioner_rank > 0 && n >= options.min_preconditioning_size {
                 let pc = PivotedCholeskyOptions {
@@ -58,9 +58,7 @@ impl<'a, K: Kernel + Any> DenseKernelCovariance<'a, K> {
             } else {
                 None
             };
-        for i in 0..n {
-            k[(i, i)] += noise_variance;
-        }
+        k.add_to_diagonal(noise_variance);
         let squared_exponential = (kernel as &dyn Any)
             .downcast_ref::<SquaredExponential>()
             .map(|se| (x.to_owned(), se.params().lengthscales().to_vec()));
@@ -70,7 +68,7 @@ impl<'a, K: Kernel + Any> DenseKernelCovariance<'a, K> {
             xs: points_row_major(kernel, x, "the training points X")?,
             d: x.ncols(),
             noise_variance,
-            operator: SymmetricStored::new(k),
+            operator: k,
             preconditioner,
         })
     }
@@ -104,7 +102,7 @@ impl<K: Kernel + ?Sized> KrylovCovariance for DenseKernelCovariance<'_, K> {
         self.check_blocks(left, right)?;
         match &self.squared_exponential {
             Some((x, lengthscales)) => Ok(se_weighted_contraction(
-                self.operator.matrix(),
+                &self.operator,
                 self.noise_variance,
                 x.as_ref(),
                 lengthscales,

@@ -17,8 +17,10 @@ use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
 use rayon::prelude::*;
 
-/// Columns of `M` per block.
-const BLOCK: usize = 256;
+use crate::objective::stored_kernel::{SymmetricStored, PANEL};
+
+/// Columns of `M` per block (a multiple of the stored kernel's panel width).
+const BLOCK: usize = 16 * PANEL;
 
 /// One block's share: row sums of `W` over the block's columns, `Σ_q x_qk² colsum_q` per
 /// dimension, `W_blk X_blk` and `Σ W_blk`.
@@ -32,7 +34,7 @@ struct BlockPart {
 /// `[Σ_c w_c L_cᵀ ∂K/∂log ℓ_k R_c (k < d), Σ_c w_c L_cᵀ ∂K/∂log s R_c]` for the stored
 /// `K̂ = K_f + σ²I` (`k_hat`, `n × n`), points `x` (`n × d`) and length scales.
 pub(crate) fn se_weighted_contraction(
-    k_hat: MatRef<'_, f64>,
+    k_hat: &SymmetricStored,
     noise_variance: f64,
     x: MatRef<'_, f64>,
     lengthscales: &[f64],
@@ -59,24 +61,28 @@ pub(crate) fn se_weighted_contraction(
                 1.0,
                 Par::Seq,
             );
+            // W = K_f ∘ M over the block's panels: panel `pp` row `i` holds
+            // `K̂[i, 16pp + r]` contiguously. Every row sum is accumulated in order of the
+            // column and every column sum in order of the row, as a column-by-column pass
+            // would.
             let mut colsum = vec![0.0; bw];
             let mut rowsum = vec![0.0; n];
-            let mut total = 0.0;
-            for (j, cs) in colsum.iter_mut().enumerate() {
-                let kcol = k_hat.col(q0 + j);
-                let wcol = w.col_mut(j);
-                let mut s = 0.0;
-                for (i, wv) in wcol.iter_mut().enumerate() {
-                    let kf = if i == q0 + j {
-                        kcol[i] - noise_variance
-                    } else {
-                        kcol[i]
-                    };
-                    *wv *= kf;
-                    s += *wv;
-                    rowsum[i] += *wv;
+            for pp in 0..bw.div_ceil(PANEL) {
+                let panel = k_hat.panel(q0 / PANEL + pp);
+                let h = PANEL.min(bw - pp * PANEL);
+                for (i, krow) in panel.chunks_exact(PANEL).enumerate() {
+                    for (r, &kv) in krow[..h].iter().enumerate() {
+                        let j = pp * PANEL + r;
+                        let kf = if i == q0 + j { kv - noise_variance } else { kv };
+                        let wv = w[(i, j)] * kf;
+                        w[(i, j)] = wv;
+                        colsum[j] += wv;
+                        rowsum[i] += wv;
+                    }
                 }
-                *cs = s;
+            }
+            let mut total = 0.0;
+            for s in &colsum {
                 total += s;
             }
             // Σ_q x_qk² colsum_q over the block.
