@@ -129,6 +129,42 @@ pub fn clear_upper_vector_state() {
     }
 }
 
+/// Asks the CPU to bring the cache lines of `values` into L1 (no effect on other targets):
+/// for streams the hardware prefetchers lose (they stop at every 4 KiB page).
+#[inline(always)]
+pub fn prefetch(values: &[f64]) {
+    #[cfg(target_arch = "x86_64")]
+    for line in values.chunks(8) {
+        // SAFETY: a prefetch has no architectural effect (it cannot fault), and the address
+        // is inside `values`.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                line.as_ptr().cast::<i8>(),
+            )
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = values;
+}
+
+/// Asks the CPU to bring the cache lines of `values` into L2 (no effect on other targets):
+/// for data a loop will read after the one running now, so that its memory traffic overlaps
+/// the running loop's arithmetic without evicting that loop's L1 working set.
+#[inline(always)]
+pub fn prefetch_l2(values: &[f64]) {
+    #[cfg(target_arch = "x86_64")]
+    for line in values.chunks(8) {
+        // SAFETY: as in `prefetch`.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(
+                line.as_ptr().cast::<i8>(),
+            )
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = values;
+}
+
 /// Defines a function that runs `body` compiled for a [`SimdLevel`] when the CPU has it
 /// ([`simd_level`]), and the baseline build of `body` otherwise.
 ///

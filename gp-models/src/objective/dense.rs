@@ -16,11 +16,12 @@ use crate::objective::se_contraction::se_weighted_contraction;
 use crate::objective::stored_kernel::SymmetricStored;
 use crate::validate::{check_noise, check_training_inputs};
 
-/// `K̂ = K(X, X) + σ²I` stored densely (`8n²` bytes), with the rank-`k` pivoted-Cholesky
+/// `K̂ = K(X, X) + σ²I` stored densely (its lower half, `4n²` bytes), with the rank-`k` pivoted-Cholesky
 /// preconditioner `LLᵀ + σ²I` of `K(X, X)` when `n` reaches
 /// [`KrylovObjectiveOptions::min_preconditioning_size`]. Products with `K̂` read the stored
-/// matrix (memory-bound); the derivative contractions are matrix-free (every kernel entry
-/// recomputed with its gradient, any [`Kernel`]).
+/// half once (see [`SymmetricStored`]); the derivative contractions run as dense products on
+/// the stored matrix for a [`SquaredExponential`] kernel and matrix-free otherwise (every
+/// kernel entry recomputed with its gradient, any [`Kernel`]).
 pub struct DenseKernelCovariance<'a, K: ?Sized> {
     kernel: &'a K,
     /// The points and length scales when the kernel is a [`SquaredExponential`]: its

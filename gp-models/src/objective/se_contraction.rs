@@ -47,64 +47,69 @@ pub(crate) fn se_weighted_contraction(
     let lw = Mat::from_fn(n, r, |i, c| left[(i, c)] * weights[c]);
     let x_sq = Mat::from_fn(n, d, |i, k| x[(i, k)] * x[(i, k)]);
     let blocks: Vec<usize> = (0..n.div_ceil(BLOCK)).collect();
+    // One `n × BLOCK` buffer for `W` and one column panel per rayon job, not per block:
+    // fresh ones cost a page fault per 4 KiB on every block.
     let parts: Vec<BlockPart> = blocks
         .par_iter()
-        .map(|&b| {
-            let q0 = b * BLOCK;
-            let bw = BLOCK.min(n - q0);
-            let mut w = Mat::<f64>::zeros(n, bw);
-            matmul(
-                w.as_mut(),
-                Accum::Replace,
-                lw.as_ref(),
-                right.subrows(q0, bw).transpose(),
-                1.0,
-                Par::Seq,
-            );
-            // W = K_f ∘ M over the block's panels: panel `pp` row `i` holds
-            // `K̂[i, 16pp + r]` contiguously. Every row sum is accumulated in order of the
-            // column and every column sum in order of the row, as a column-by-column pass
-            // would.
-            let mut colsum = vec![0.0; bw];
-            let mut rowsum = vec![0.0; n];
-            for pp in 0..bw.div_ceil(PANEL) {
-                let panel = k_hat.panel(q0 / PANEL + pp);
-                let h = PANEL.min(bw - pp * PANEL);
-                for (i, krow) in panel.chunks_exact(PANEL).enumerate() {
-                    for (r, &kv) in krow[..h].iter().enumerate() {
-                        let j = pp * PANEL + r;
-                        let kf = if i == q0 + j { kv - noise_variance } else { kv };
-                        let wv = w[(i, j)] * kf;
-                        w[(i, j)] = wv;
-                        colsum[j] += wv;
-                        rowsum[i] += wv;
+        .map_init(
+            || (Mat::<f64>::zeros(n, BLOCK.min(n)), vec![0.0; n * PANEL]),
+            |(w_buf, panel), &b| {
+                let q0 = b * BLOCK;
+                let bw = BLOCK.min(n - q0);
+                let mut w = w_buf.as_mut().subcols_mut(0, bw);
+                matmul(
+                    w.as_mut(),
+                    Accum::Replace,
+                    lw.as_ref(),
+                    right.subrows(q0, bw).transpose(),
+                    1.0,
+                    Par::Seq,
+                );
+                // W = K_f ∘ M over the block's 16-column panels: row `i` of a column panel holds
+                // `K̂[i, 16pp + r]` contiguously. Every row sum is accumulated in order of the
+                // column and every column sum in order of the row, as a column-by-column pass
+                // would.
+                let mut colsum = vec![0.0; bw];
+                let mut rowsum = vec![0.0; n];
+                for pp in 0..bw.div_ceil(PANEL) {
+                    k_hat.column_panel(q0 / PANEL + pp, panel);
+                    let h = PANEL.min(bw - pp * PANEL);
+                    for (i, krow) in panel.chunks_exact(PANEL).enumerate() {
+                        for (r, &kv) in krow[..h].iter().enumerate() {
+                            let j = pp * PANEL + r;
+                            let kf = if i == q0 + j { kv - noise_variance } else { kv };
+                            let wv = w[(i, j)] * kf;
+                            w[(i, j)] = wv;
+                            colsum[j] += wv;
+                            rowsum[i] += wv;
+                        }
                     }
                 }
-            }
-            let mut total = 0.0;
-            for s in &colsum {
-                total += s;
-            }
-            // Σ_q x_qk² colsum_q over the block.
-            let col_term: Vec<f64> = (0..d)
-                .map(|k| (0..bw).map(|j| x_sq[(q0 + j, k)] * colsum[j]).sum())
-                .collect();
-            let mut wx = Mat::<f64>::zeros(n, d);
-            matmul(
-                wx.as_mut(),
-                Accum::Replace,
-                w.as_ref(),
-                x.subrows(q0, bw),
-                1.0,
-                Par::Seq,
-            );
-            BlockPart {
-                rowsum,
-                col_term,
-                wx,
-                total,
-            }
-        })
+                let mut total = 0.0;
+                for s in &colsum {
+                    total += s;
+                }
+                // Σ_q x_qk² colsum_q over the block.
+                let col_term: Vec<f64> = (0..d)
+                    .map(|k| (0..bw).map(|j| x_sq[(q0 + j, k)] * colsum[j]).sum())
+                    .collect();
+                let mut wx = Mat::<f64>::zeros(n, d);
+                matmul(
+                    wx.as_mut(),
+                    Accum::Replace,
+                    w.as_ref(),
+                    x.subrows(q0, bw),
+                    1.0,
+                    Par::Seq,
+                );
+                BlockPart {
+                    rowsum,
+                    col_term,
+                    wx,
+                    total,
+                }
+            },
+        )
         .collect();
     let mut rowsum = vec![0.0; n];
     let mut col_term = vec![0.0; d];

@@ -1,31 +1,42 @@
 //! A stored symmetric matrix as an operator whose products with thin blocks (the `t + 1`
-//! right-hand sides of a CG training step) stream the matrix once, at the arithmetic rate of
-//! the CPU's vector units.
+//! right-hand sides of a CG training step) read half the matrix once per product, near the
+//! multiply-add peak of the CPU's vector units.
 //!
-//! **Layout.** The matrix is stored in panels of [`PANEL`] = 16 columns, each panel row
-//! major: panel `p` holds `A[j, 16p + r]` at `j·16 + r` (the last panel padded with zero
-//! columns). Since `A` is symmetric, panel `p` read row by row is the block of output rows
-//! `16p … 16p + 15`: `(A X)[16p + r, c] = Σ_j panel_p[j, r] · X[j, c]`. The product kernel
-//! keeps a 16 × 12 tile of the output in registers (24 of the 32 AVX-512 registers), reads
-//! 16 contiguous entries of the panel and broadcasts 12 entries of `X` (row major) per `j`:
-//! every lane of every multiply-add is useful and the panel is one contiguous stream.
+//! **Layout.** The lower part is stored in panels of [`PANEL`] = 16 columns: panel `p` holds
+//! rows `16p .. n` of columns `16p .. 16p + 15` row major (`A[j, 16p + r]` at
+//! `(j − 16p)·16 + r`; the last panel padded with zero columns), `4n² + O(n)` bytes in all.
 //!
-//! The column-major layout it replaces read eight columns of `A` against a 12-wide row of
-//! `X` (one 8-lane and one 4-lane register per column: three lanes in four useful) and ran at
-//! about a third of the multiply-add peak: 67.8 ms per 11-column product at `n = 9600` on
-//! one thread of the 2026-11-27 host (an AMD EPYC with 512-bit units), where faer's GEMM took
-//! 47.6 ms (`cargo run --release -p gp-bench --example rtgps_step`).
+//! **Product.** For a 12-wide pass of `X` (row major) each panel does two things with the
+//! rows it stores, chunk of [`CHUNK`] rows by chunk:
+//! - the *direct* sums `(A X)[16p + r, :] += Σ_{j ≥ 16p} A[j, 16p + r] X[j, :]`, a 16 × 12
+//!   tile in 24 of the 32 AVX-512 registers, 16 contiguous entries read and 12 entries of
+//!   `X` broadcast per row (every lane of every multiply-add useful);
+//! - the *mirrored* sums for the rows below its diagonal block,
+//!   `(A X)[j, :] += Σ_r A[j, 16p + r] X[16p + r, :]` (`A` symmetric), four rows at a time
+//!   from cache, while the next panel's rows of the chunk are prefetched into L2, so the
+//!   memory traffic of one pass overlaps the arithmetic of the other.
 //!
-//! **Same bits as before.** Every output entry is still `Σ_j A[j, i] X[j, c]` summed in
-//! order of `j` with `mul_add`, in chunks of [`CHUNK`] rows added in order, whatever the
-//! build (AVX-512 takes the whole panel per pass, AVX2 and the baseline four rows), and the
-//! kernel matrix is evaluated entry by entry exactly as [`Kernel::matrix`] evaluates it.
+//! The mirrored sums go to rows of later panels, so the panels are split into [`GROUPS`]
+//! groups of about equal area that run in parallel, each with its own mirrored sums, added
+//! in order of the group at the end. The split depends on `n` only: the bits do not depend
+//! on the thread count, nor on the build (AVX-512 takes a whole panel per direct call, AVX2
+//! and the baseline four rows; every sum is the same sequence of `mul_add`s).
+//!
+//! Measured at `n = 9600`, 11 columns, on the 2026-11-27 host (an AMD EPYC with 512-bit
+//! units; `cargo run --release -p gp-bench --example rtgps_step`, quiet): 16.3–16.4 ms per
+//! product on two threads and about 28 ms on one, where the full column-major matrix read
+//! eight columns at a time took 33–36 ms and faer's GEMM 24–27 ms. The product is bound by
+//! its multiply-adds (the mirrored sums use 12 of 16 lanes), not by the 368 MB it reads.
+//!
+//! The stored entries are [`Kernel::matrix`]'s, bit for bit ([`SymmetricStored::from_kernel`]
+//! evaluates each with [`Kernel::fill_block`] as `matrix` does, and only the lower part).
 
 use faer::{Col, ColMut, ColRef, Mat, MatMut, MatRef};
 use gp_kernels::Kernel;
 use gp_linalg::LinearOperator;
 use gp_solvers::ColumnAccess;
 use rayon::prelude::*;
+use std::sync::Mutex;
 
 use crate::error::Result;
 
@@ -35,82 +46,159 @@ pub(crate) const PANEL: usize = 16;
 const WIDTH: usize = 12;
 /// Rows of `X` per cache chunk (the partial sums of a chunk are added in order).
 const CHUNK: usize = 1024;
-/// Panels per parallel task.
-const TASK_PANELS: usize = 16;
+/// Groups of consecutive panels (the parallel tasks, each with its own mirrored sums); a
+/// constant, so the sums do not depend on the thread count.
+const GROUPS: usize = 8;
 /// Output rows per kernel call in the AVX2 and baseline builds: 4 rows × 12 columns of
 /// accumulators fill 12 of the 16 vector registers.
 const ROWS_NARROW: usize = 4;
 
 /// A stored symmetric `n × n` matrix with fast thin products (see the module docs).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct SymmetricStored {
     n: usize,
-    /// Panel `p` at `[p·16n, (p + 1)·16n)`, entry `(j, r)` at `j·16 + r`.
+    /// Panel `p` (rows `16p .. n` of columns `16p .. 16p + 16`) at `Self::offset(n, p)`,
+    /// entry `(j, r)` at `(j − 16p)·16 + r`.
     panels: Vec<f64>,
+    /// The product's buffers, kept between products: fresh ones cost page faults on every
+    /// product of a CG run (several MB; about a tenth of a product's time at `n = 9600`).
+    /// A product that finds them in use allocates its own.
+    scratch: Mutex<Scratch>,
+}
+
+impl Clone for SymmetricStored {
+    fn clone(&self) -> Self {
+        Self {
+            n: self.n,
+            panels: self.panels.clone(),
+            scratch: Mutex::default(),
+        }
+    }
+}
+
+/// Buffers of one product: `X` row major and each group's sums.
+#[derive(Debug, Default)]
+struct Scratch {
+    xr: Vec<f64>,
+    parts: Vec<GroupPart>,
 }
 
 impl SymmetricStored {
-    /// Stores `a`, which the caller guarantees to be symmetric (the stored panels are the
-    /// columns of `a`, so the product is `Aᵀ X`). Holds `a` and its panels at once while
-    /// copying; [`from_kernel`](Self::from_kernel) builds the panels directly.
+    /// Stores the lower part of `a`, which the caller guarantees to be symmetric (an entry
+    /// above the diagonal blocks is read from its mirror). Holds `a` and its panels at once
+    /// while copying; [`from_kernel`](Self::from_kernel) builds the panels directly.
     pub fn new(a: Mat<f64>) -> Self {
         let n = a.nrows().min(a.ncols());
-        let mut panels = vec![0.0; n.div_ceil(PANEL) * PANEL * n];
-        panels
-            .par_chunks_mut(PANEL * n.max(1))
-            .enumerate()
-            .for_each(|(p, panel)| {
-                for r in 0..PANEL.min(n - p * PANEL) {
-                    let col = a.col(p * PANEL + r);
-                    for j in 0..n {
-                        panel[j * PANEL + r] = col[j];
-                    }
+        let mut s = Self::zeroed(n);
+        s.panels_mut().into_par_iter().for_each(|(p, panel)| {
+            let p0 = p * PANEL;
+            for r in 0..PANEL.min(n - p0) {
+                let col = a.col(p0 + r);
+                for j in p0..n {
+                    panel[(j - p0) * PANEL + r] = col[j];
                 }
-            });
-        Self { n, panels }
+            }
+        });
+        s
     }
 
-    /// `K(X, X)` for the points `x` (`n × d`), evaluated by [`Kernel::fill_block`] as
-    /// [`Kernel::matrix`] evaluates it (the same bits), without ever holding it column major.
+    /// `K(X, X)` for the points `x` (`n × d`), each stored entry evaluated by
+    /// [`Kernel::fill_block`] as [`Kernel::matrix`] evaluates it (the same bits), without
+    /// ever holding the whole matrix, and half of it evaluated.
     ///
     /// Errors: the kernel's checks of the points (dimension, finiteness, range).
     pub fn from_kernel<K: Kernel + ?Sized>(kernel: &K, x: MatRef<'_, f64>) -> Result<Self> {
         gp_kernels::dense::points_row_major(kernel, x, "the training points X")?;
         let x = x.to_owned();
         let n = x.nrows();
-        let mut panels = vec![0.0; n.div_ceil(PANEL) * PANEL * n];
-        panels
-            .par_chunks_mut(PANEL * n.max(1))
-            .enumerate()
-            .for_each(|(p, panel)| {
-                let h = PANEL.min(n - p * PANEL);
-                // K(X, X[16p..16p+h]) column major, as `Kernel::matrix` fills its tiles.
-                let mut block = Mat::<f64>::zeros(n, h);
-                kernel.fill_block(x.as_ref(), x.subrows(p * PANEL, h), block.as_mut());
-                for r in 0..h {
-                    let col = block.col(r);
-                    for j in 0..n {
-                        panel[j * PANEL + r] = col[j];
-                    }
+        let mut s = Self::zeroed(n);
+        s.panels_mut().into_par_iter().for_each(|(p, panel)| {
+            let p0 = p * PANEL;
+            let h = PANEL.min(n - p0);
+            // K(X[16p..], X[16p..16p+h]) column major, as `Kernel::matrix` fills its tiles.
+            let mut block = Mat::<f64>::zeros(n - p0, h);
+            kernel.fill_block(x.subrows(p0, n - p0), x.subrows(p0, h), block.as_mut());
+            for r in 0..h {
+                let col = block.col(r);
+                for j in 0..n - p0 {
+                    panel[j * PANEL + r] = col[j];
                 }
-            });
-        Ok(Self { n, panels })
+            }
+        });
+        Ok(s)
     }
 
-    /// Panel `p` (`n × 16`, row major).
-    pub(crate) fn panel(&self, p: usize) -> &[f64] {
-        &self.panels[p * PANEL * self.n..(p + 1) * PANEL * self.n]
+    fn zeroed(n: usize) -> Self {
+        let panels = n.div_ceil(PANEL);
+        let len = if panels == 0 {
+            0
+        } else {
+            Self::offset(n, panels)
+        };
+        Self {
+            n,
+            panels: vec![0.0; len],
+            scratch: Mutex::default(),
+        }
     }
 
-    /// `A[i, j]` as stored (column `j`, row `i`). Contract: `i, j < n`.
+    /// Where panel `p` starts: `Σ_{q<p} 16 (n − 16q)`.
+    fn offset(n: usize, p: usize) -> usize {
+        PANEL * (p * n - PANEL * (p * p.saturating_sub(1) / 2))
+    }
+
+    /// The panels, mutable, with their indices.
+    fn panels_mut(&mut self) -> Vec<(usize, &mut [f64])> {
+        let n = self.n;
+        let mut rest = &mut self.panels[..];
+        let mut out = Vec::with_capacity(n.div_ceil(PANEL));
+        for p in 0..n.div_ceil(PANEL) {
+            let (panel, tail) = rest.split_at_mut(PANEL * (n - p * PANEL));
+            out.push((p, panel));
+            rest = tail;
+        }
+        out
+    }
+
+    /// Panel `p`: rows `16p .. n` of columns `16p .. 16p + 16`, row major.
+    fn panel(&self, p: usize) -> &[f64] {
+        let start = Self::offset(self.n, p);
+        &self.panels[start..start + PANEL * (self.n - p * PANEL)]
+    }
+
+    /// `A[i, j]` as stored (from its mirror above the diagonal blocks). Contract: `i, j < n`.
     fn entry(&self, i: usize, j: usize) -> f64 {
-        self.panel(j / PANEL)[i * PANEL + j % PANEL]
+        let (pi, pj) = (i / PANEL, j / PANEL);
+        if pi >= pj {
+            self.panel(pj)[(i - pj * PANEL) * PANEL + j % PANEL]
+        } else {
+            self.panel(pi)[(j - pi * PANEL) * PANEL + i % PANEL]
+        }
+    }
+
+    /// Columns `16q .. 16q + 16` as an `n × 16` row-major block (`K[i, 16q + r]` at
+    /// `i·16 + r`), into `out`: the stored panel below the diagonal block, the mirrored
+    /// 16 × 16 blocks of the earlier panels above it.
+    pub(crate) fn column_panel(&self, q: usize, out: &mut [f64]) {
+        let q0 = q * PANEL;
+        out[q0 * PANEL..self.n * PANEL].copy_from_slice(self.panel(q));
+        for pi in 0..q {
+            let src = &self.panel(pi)[(q0 - pi * PANEL) * PANEL..];
+            let dst = &mut out[pi * PANEL * PANEL..(pi + 1) * PANEL * PANEL];
+            for r in 0..PANEL {
+                for c in 0..PANEL.min(self.n - q0) {
+                    dst[r * PANEL + c] = src[c * PANEL + r];
+                }
+            }
+        }
     }
 
     /// Adds `v` to every diagonal entry.
     pub fn add_to_diagonal(&mut self, v: f64) {
         for i in 0..self.n {
-            self.panels[(i / PANEL) * PANEL * self.n + i * PANEL + i % PANEL] += v;
+            let p = i / PANEL;
+            let at = Self::offset(self.n, p) + (i - p * PANEL) * PANEL + i % PANEL;
+            self.panels[at] += v;
         }
     }
 }
@@ -132,13 +220,13 @@ impl ColumnAccess for SymmetricStored {
     }
 }
 
-/// `acc[c][r] += Σ_j panel[j, r0 + r] · xc[j, c]` over the rows `j` of one chunk, each step a
-/// fused multiply-add (`mul_add`, correctly rounded in every build, so they give the same
-/// bits; the baseline build, for CPUs without FMA, computes it in software).
+/// `acc[c][r] += Σ_j rows[j, r0 + r] · xc[j, c]` over the given panel rows, each step a fused
+/// multiply-add (`mul_add`, correctly rounded in every build, so they give the same bits;
+/// the baseline build, for CPUs without FMA, computes it in software).
 #[inline(always)]
-fn rows_body<const R: usize>(panel: &[f64], r0: usize, xc: &[f64], acc: &mut [[f64; R]; WIDTH]) {
+fn direct_body<const R: usize>(rows: &[f64], r0: usize, xc: &[f64], acc: &mut [[f64; R]; WIDTH]) {
     let mut s = *acc;
-    for (a, x) in panel.chunks_exact(PANEL).zip(xc.chunks_exact(WIDTH)) {
+    for (a, x) in rows.chunks_exact(PANEL).zip(xc.chunks_exact(WIDTH)) {
         let a = &a[r0..r0 + R];
         for c in 0..WIDTH {
             let xb = x[c];
@@ -150,9 +238,71 @@ fn rows_body<const R: usize>(panel: &[f64], r0: usize, xc: &[f64], acc: &mut [[f
     *acc = s;
 }
 
+/// The mirrored contribution of panel rows below the diagonal block:
+/// `trans[j, c] += Σ_r rows[j, r] · xp[r, c]` (the sum over `r` in order with `mul_add`,
+/// then added), with `xp` the panel's own 16 rows of `X`. `J` rows at a time, so that `2J`
+/// independent accumulator chains keep the multiply-add units busy; a row's sums do not
+/// depend on `J`.
+///
+/// `ahead` (the next panel's rows of the same chunk, or nothing) is prefetched into L2 at
+/// the pace of the rows: the direct pass of the next panel then finds its rows in cache, and
+/// their memory traffic overlaps this pass's arithmetic.
+#[inline(always)]
+fn mirrored_body<const J: usize>(
+    rows: &[f64],
+    xp: &[f64],
+    trans: &mut [[f64; WIDTH]],
+    ahead: &[f64],
+) {
+    let mut row_groups = rows.chunks_exact(J * PANEL);
+    let mut trans_groups = trans.chunks_exact_mut(J);
+    let mut ahead_groups = ahead.chunks(J * PANEL);
+    for (a, t) in (&mut row_groups).zip(&mut trans_groups) {
+        if let Some(next) = ahead_groups.next() {
+            gp_linalg::simd::prefetch_l2(next);
+        }
+        let mut u = [[0.0; WIDTH]; J];
+        for r in 0..PANEL {
+            let x = &xp[r * WIDTH..(r + 1) * WIDTH];
+            for jj in 0..J {
+                let ab = a[jj * PANEL + r];
+                for c in 0..WIDTH {
+                    u[jj][c] = ab.mul_add(x[c], u[jj][c]);
+                }
+            }
+        }
+        for jj in 0..J {
+            for c in 0..WIDTH {
+                t[jj][c] += u[jj][c];
+            }
+        }
+    }
+    for (a, t) in row_groups
+        .remainder()
+        .chunks_exact(PANEL)
+        .zip(trans_groups.into_remainder())
+    {
+        let mut u = [0.0; WIDTH];
+        for r in 0..PANEL {
+            let ab = a[r];
+            for c in 0..WIDTH {
+                u[c] = ab.mul_add(xp[r * WIDTH + c], u[c]);
+            }
+        }
+        for c in 0..WIDTH {
+            t[c] += u[c];
+        }
+    }
+}
+
 gp_linalg::simd_dispatch! {
-    fn rows_kernel<const R: usize>(panel: &[f64], r0: usize, xc: &[f64], acc: &mut [[f64; R]; WIDTH])
-        = rows_body, avx512 via rows_kernel_avx512, avx2_fma via rows_kernel_avx2;
+    fn direct_kernel<const R: usize>(rows: &[f64], r0: usize, xc: &[f64], acc: &mut [[f64; R]; WIDTH])
+        = direct_body, avx512 via direct_kernel_avx512, avx2_fma via direct_kernel_avx2;
+}
+
+gp_linalg::simd_dispatch! {
+    fn mirrored_kernel<const J: usize>(rows: &[f64], xp: &[f64], trans: &mut [[f64; WIDTH]], ahead: &[f64])
+        = mirrored_body, avx512 via mirrored_kernel_avx512, avx2_fma via mirrored_kernel_avx2;
 }
 
 /// Adds one chunk's sums of the `R` output rows starting at `r0` into `res` (row major,
@@ -165,67 +315,146 @@ fn add_tile<const R: usize>(acc: &[[f64; R]; WIDTH], r0: usize, res: &mut [[f64;
     }
 }
 
-/// The output rows of panels `p0 .. p0 + count` for one 12-wide pass `xr` of `X` (row
-/// major), 16 rows per panel.
-fn task_rows(
+/// One group of consecutive panels' share of a 12-wide pass: the direct sums of its own
+/// rows and the mirrored sums of the rows below its first panel.
+#[derive(Debug, Default)]
+struct GroupPart {
+    /// First output row of the group.
+    first_row: usize,
+    /// `Σ_{j ≥ 16p} A[j, i] X[j, :]` for the group's rows `i` (panel `p` of `i`).
+    direct: Vec<[f64; WIDTH]>,
+    /// The group's mirrored contributions to rows `first_row ..`.
+    mirrored: Vec<[f64; WIDTH]>,
+}
+
+/// Panels `panels` of `s` against one 12-wide pass `xr` of `X` (row major), into `part`
+/// (whose buffers are reused).
+fn group_part(
     s: &SymmetricStored,
     xr: &[f64],
-    p0: usize,
-    count: usize,
+    panels: std::ops::Range<usize>,
     wide: bool,
-) -> Vec<[f64; WIDTH]> {
+    part: &mut GroupPart,
+) {
     let n = s.n;
-    let mut res = vec![[0.0; WIDTH]; count * PANEL];
-    for j0 in (0..n).step_by(CHUNK) {
-        let jl = CHUNK.min(n - j0);
-        let xc = &xr[j0 * WIDTH..(j0 + jl) * WIDTH];
-        for (q, out) in res.chunks_exact_mut(PANEL).enumerate() {
-            let panel = &s.panel(p0 + q)[j0 * PANEL..(j0 + jl) * PANEL];
+    let first_row = panels.start * PANEL;
+    part.first_row = first_row;
+    let (direct, mirrored) = (&mut part.direct, &mut part.mirrored);
+    direct.clear();
+    direct.resize(panels.len() * PANEL, [0.0; WIDTH]);
+    mirrored.clear();
+    mirrored.resize(n - first_row, [0.0; WIDTH]);
+    for j0 in (first_row..n).step_by(CHUNK) {
+        let j1 = (j0 + CHUNK).min(n);
+        for (q, out) in direct.chunks_exact_mut(PANEL).enumerate() {
+            let p = panels.start + q;
+            let p0 = p * PANEL;
+            if p0 >= j1 {
+                break;
+            }
+            let panel = s.panel(p);
+            let xp = &xr[p0 * WIDTH..(p0 + PANEL).min(n) * WIDTH];
+            // Rows of the chunk in the diagonal block (direct only) and below it.
+            let diag_end = (p0 + PANEL).min(n).max(j0);
+            let (d0, d1) = (j0.max(p0), diag_end.min(j1));
+            let (b0, b1) = (d1.max(j0), j1);
+            let rows = |a: usize, b: usize| &panel[(a - p0) * PANEL..(b - p0) * PANEL];
+            let xrows = |a: usize, b: usize| &xr[a * WIDTH..b * WIDTH];
+            let trans = &mut mirrored[b0 - first_row..b1 - first_row];
             if wide {
                 let mut acc = [[0.0; PANEL]; WIDTH];
-                rows_kernel::<PANEL>(panel, 0, xc, &mut acc);
+                direct_kernel::<PANEL>(rows(d0, b1), 0, xrows(d0, b1), &mut acc);
                 add_tile(&acc, 0, out);
             } else {
                 for r0 in (0..PANEL).step_by(ROWS_NARROW) {
                     let mut acc = [[0.0; ROWS_NARROW]; WIDTH];
-                    rows_kernel::<ROWS_NARROW>(panel, r0, xc, &mut acc);
+                    direct_kernel::<ROWS_NARROW>(rows(d0, b1), r0, xrows(d0, b1), &mut acc);
                     add_tile(&acc, r0, out);
+                }
+            }
+            // The chunk's rows of the panel are in cache now: the mirrored pass.
+            if xp.len() == PANEL * WIDTH {
+                // The next panel's direct pass reads its rows `b0 .. b1` of this chunk.
+                let ahead = if p + 1 < panels.end {
+                    let next = s.panel(p + 1);
+                    let start = b0.max(p0 + PANEL);
+                    &next[(start - p0 - PANEL) * PANEL..(b1 - p0 - PANEL) * PANEL]
+                } else {
+                    &[][..]
+                };
+                if wide {
+                    mirrored_kernel::<4>(rows(b0, b1), xp, trans, ahead);
+                } else {
+                    mirrored_kernel::<2>(rows(b0, b1), xp, trans, ahead);
                 }
             }
         }
     }
-    res
 }
 
-/// `out = A X` for the stored symmetric `A` and `X` (`n × m`).
+/// Splits `0 .. panels` into at most [`GROUPS`] consecutive ranges of about equal stored
+/// area (panel `p` holds `n − 16p` rows). The split depends on `n` only, never on the
+/// thread count, so the sums (and the bits) do not either.
+fn panel_groups(n: usize, panels: usize) -> Vec<std::ops::Range<usize>> {
+    let area = |p: usize| (n - p * PANEL) as f64;
+    let total: f64 = (0..panels).map(area).sum();
+    let mut groups = Vec::new();
+    let (mut start, mut acc) = (0, 0.0);
+    for p in 0..panels {
+        acc += area(p);
+        if acc >= total * (groups.len() + 1) as f64 / GROUPS as f64 || p + 1 == panels {
+            groups.push(start..p + 1);
+            start = p + 1;
+        }
+    }
+    groups
+}
+
+/// `out = A X` for the stored symmetric `A` and `X` (`n × m`). Per output entry: the direct
+/// sum over the rows of its own panel (in chunks of [`CHUNK`] rows, each summed in order and
+/// added in order), plus each group's mirrored sum, in order of the group.
 fn symmetric_thin_product(s: &SymmetricStored, x: MatRef<'_, f64>, mut out: MatMut<'_, f64>) {
     let n = s.n;
     let m = x.ncols();
-    let panels = n.div_ceil(PANEL);
-    // The whole panel per kernel call where the AVX-512 build runs (same sums, same bits).
+    let groups = panel_groups(n, n.div_ceil(PANEL));
+    // The fused pass where the AVX-512 build runs (same sums, same bits).
     let wide = gp_linalg::simd::simd_level() >= gp_linalg::simd::SimdLevel::Avx512;
+    let mut guard = s.scratch.try_lock().ok();
+    let mut local = Scratch::default();
+    let Scratch { xr, parts } = match guard.as_deref_mut() {
+        Some(kept) => kept,
+        None => &mut local,
+    };
+    parts.resize_with(groups.len(), GroupPart::default);
     for c0 in (0..m).step_by(WIDTH) {
         let w = WIDTH.min(m - c0);
         // X[:, c0..c0+w] row major, padded with zeros to WIDTH.
-        let mut xr = vec![0.0; n * WIDTH];
+        xr.clear();
+        xr.resize(n * WIDTH, 0.0);
         for c in 0..w {
             let col = x.col(c0 + c);
             for j in 0..n {
                 xr[j * WIDTH + c] = col[j];
             }
         }
-        let rows: Vec<Vec<[f64; WIDTH]>> = (0..panels.div_ceil(TASK_PANELS))
-            .into_par_iter()
-            .map(|t| {
-                let p0 = t * TASK_PANELS;
-                task_rows(s, &xr, p0, TASK_PANELS.min(panels - p0), wide)
-            })
-            .collect();
-        for (t, block) in rows.iter().enumerate() {
-            let i0 = t * TASK_PANELS * PANEL;
-            for (q, r) in block.iter().take(n - i0).enumerate() {
+        groups
+            .par_iter()
+            .zip(parts.par_iter_mut())
+            .for_each(|(g, part)| group_part(s, xr, g.clone(), wide, part));
+        let parts = &parts[..];
+        for part in parts {
+            for (q, r) in part.direct.iter().take(n - part.first_row).enumerate() {
+                let i = part.first_row + q;
+                let mut v = *r;
+                // Mirrored sums of this group's and every earlier group's panels, in order.
+                for earlier in parts.iter().take_while(|e| e.first_row <= part.first_row) {
+                    let t = &earlier.mirrored[i - earlier.first_row];
+                    for c in 0..WIDTH {
+                        v[c] += t[c];
+                    }
+                }
                 for c in 0..w {
-                    out[(i0 + q, c0 + c)] = r[c];
+                    out[(i, c0 + c)] = v[c];
                 }
             }
         }

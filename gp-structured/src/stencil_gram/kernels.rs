@@ -130,7 +130,7 @@ impl StencilGram {
                 if prefetching {
                     while queued <= ahead && next < self.m {
                         if live[next] {
-                            prefetch(&self.data[next * h..(next + 1) * h]);
+                            gp_linalg::simd::prefetch(&self.data[next * h..(next + 1) * h]);
                             queued += 1;
                         }
                         next += 1;
@@ -155,23 +155,6 @@ impl StencilGram {
             }
         }
     }
-}
-
-/// Asks the CPU to bring the cache lines of `values` into L1 (no effect on other targets).
-#[inline(always)]
-pub(super) fn prefetch(values: &[f64]) {
-    #[cfg(target_arch = "x86_64")]
-    for line in values.chunks(8) {
-        // SAFETY: a prefetch has no architectural effect (it cannot fault), and the address
-        // is inside `values`.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                line.as_ptr().cast::<i8>(),
-            )
-        };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = values;
 }
 
 /// One stored row at padded node `p`: adds `Σ_e s_e x[p + Δ_e]` to `y[p]` (the upper half of

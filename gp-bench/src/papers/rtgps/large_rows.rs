@@ -2,8 +2,8 @@
 //! CG(100) and RR-CG training step and the projected total of the paper's 800 steps, beside
 //! the paper's totals (Table S2, minutes on a GPU with KeOps). A full training of these rows
 //! takes hours to days on this machine, so they run only when asked: `--full --large` runs
-//! all four at their full training size (the stored kernel needs `8 n²` bytes: 13 GB for
-//! KEGGU's 40 708 training points); `--full` alone measures Kin40K on a labelled
+//! all four at their full training size (the stored kernel keeps its lower half, `4 n²` bytes:
+//! 6.6 GB for KEGGU's 40 708 training points); `--full` alone measures Kin40K on a labelled
 //! 10 000-row subset; `--quick` and `--smoke` only prove the path on a small subset.
 
 use gp_kernels::SquaredExponential;
@@ -220,7 +220,7 @@ impl Experiment for LargeRows {
         if ctx.size == RunSize::Full && !ctx.large {
             notes.push(
                 "Only Kin40K on a 10 000-row subset: pass --large with --full for the four sets \
-                 at full size (hours; the stored kernel of KEGGU needs 13 GB)."
+                 at full size (hours; the stored kernel of KEGGU needs 6.6 GB)."
                     .into(),
             );
         }
