@@ -460,3 +460,91 @@ fn dispatched_equals_baseline(sizes: &[usize]) {
         assert_eq!(bits(a), bits(b), "{sizes:?}");
     }
 }
+
+/// Products with blocks of columns (twelve per pass over the rows for the cubic stencils in
+/// 1, 2 and 3 dimensions) equal the column-by-column products bit for bit, for `W X`,
+/// `Wᵀ V` and `W X + α V`, with one and two passes of columns, more rows than one parallel
+/// chunk and one `Wᵀ` block, in every dispatched build; the linear stencil takes the column
+/// loop; wrong shapes of `W X + α V` are typed errors.
+#[test]
+fn block_products_equal_column_by_column_products_bitwise() {
+    use gp_linalg::simd::{set_max_simd_level, SimdLevel};
+    for (sizes, n, opts) in [
+        (&[60][..], 9000, CUBIC),
+        (&[14, 11][..], 5000, CUBIC),
+        (&[9, 7, 8][..], 9000, CUBIC),
+        (&[9, 7][..], 400, LINEAR),
+    ] {
+        let (grid, x) = setup(sizes, n, opts.scheme, 41);
+        let w = InterpolationWeights::new(&grid, x.as_ref(), opts).unwrap();
+        let m = grid.num_points();
+        let mut rng = ChaCha8Rng::seed_from_u64(42);
+        for k in [2usize, 11, 13] {
+            let xg = Mat::from_fn(m, k, |_, _| rng.random::<f64>() - 0.5);
+            let v = Mat::from_fn(n, k, |_, _| rng.random::<f64>() - 0.5);
+            let alpha = 0.037;
+            let columns = || {
+                let mut wx = Mat::<f64>::zeros(n, k);
+                let mut wtv = Mat::<f64>::zeros(m, k);
+                let mut shifted = Mat::<f64>::zeros(n, k);
+                for j in 0..k {
+                    w.matvec(xg.col(j), wx.as_mut().col_mut(j));
+                    w.matvec_transpose(v.col(j), wtv.as_mut().col_mut(j));
+                    w.matvec_plus_scaled(xg.col(j), alpha, v.col(j), shifted.as_mut().col_mut(j))
+                        .unwrap();
+                }
+                [wx, wtv, shifted]
+            };
+            let blocks = || {
+                let mut wx = Mat::<f64>::zeros(n, k);
+                let mut wtv = Mat::<f64>::zeros(m, k);
+                let mut shifted = Mat::<f64>::zeros(n, k);
+                w.matmat(xg.as_ref(), wx.as_mut());
+                w.matmat_transpose(v.as_ref(), wtv.as_mut());
+                w.matmat_plus_scaled(xg.as_ref(), alpha, v.as_ref(), shifted.as_mut())
+                    .unwrap();
+                [wx, wtv, shifted]
+            };
+            let reference = columns();
+            for level in [SimdLevel::Avx512, SimdLevel::Avx2Fma, SimdLevel::Baseline] {
+                let previous = set_max_simd_level(level);
+                let got = blocks();
+                set_max_simd_level(previous);
+                for (a, b) in got.iter().zip(&reference) {
+                    for j in 0..k {
+                        for i in 0..a.nrows() {
+                            assert_eq!(
+                                a[(i, j)].to_bits(),
+                                b[(i, j)].to_bits(),
+                                "{sizes:?}, k {k}, {level:?}, ({i}, {j})"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let (grid, x) = setup(&[10, 9], 50, InterpolationScheme::Cubic, 1);
+    let w = InterpolationWeights::new(&grid, x.as_ref(), CUBIC).unwrap();
+    let m = grid.num_points();
+    for (xs, vs, os) in [
+        ((m - 1, 3), (50, 3), (50, 3)),
+        ((m, 3), (49, 3), (50, 3)),
+        ((m, 3), (50, 2), (50, 3)),
+        ((m, 3), (50, 3), (50, 4)),
+    ] {
+        let mut out = Mat::<f64>::zeros(os.0, os.1);
+        let err = w
+            .matmat_plus_scaled(
+                Mat::<f64>::zeros(xs.0, xs.1).as_ref(),
+                1.0,
+                Mat::<f64>::zeros(vs.0, vs.1).as_ref(),
+                out.as_mut(),
+            )
+            .unwrap_err();
+        assert!(
+            matches!(err, StructuredError::InvalidArgument { .. }),
+            "{err}"
+        );
+    }
+}

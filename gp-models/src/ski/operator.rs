@@ -94,17 +94,14 @@ impl LinearOperator for SkiOperator<'_> {
             return;
         }
         // W u + σ² x in one pass over the rows. The shapes are the operator's own (the
-        // trait's callers check them), so this cannot fail; if it did, NaN marks the column
+        // trait's callers check them), so this cannot fail; if it did, NaN marks the block
         // for the solvers' finiteness checks instead of leaving it silently wrong.
-        for j in 0..k {
-            let mut oj = out.rb_mut().col_mut(j);
-            if self
-                .w
-                .matvec_plus_scaled(inner.col(j), self.shift, x.col(j), oj.rb_mut())
-                .is_err()
-            {
-                oj.fill(f64::NAN);
-            }
+        if self
+            .w
+            .matmat_plus_scaled(inner.as_ref(), self.shift, x, out.rb_mut())
+            .is_err()
+        {
+            out.fill(f64::NAN);
         }
     }
 }

@@ -138,9 +138,10 @@ impl Experiment for StructuredTraining {
         match size {
             RunSize::Smoke => 2.0,
             RunSize::Quick => 5.0,
-            // Measured (3 steps each, two fold jobs beside it): SKI 36.7 s and GSGP 6.7 s per
-            // step at n = 278 319 on a 32³ grid.
-            RunSize::Full => 300.0 * (36.7 + 6.7),
+            // Measured at n = 278 319 on a 32³ grid: SKI 3.6–3.7 s per step (2026-11-27,
+            // quiet, `ski_rtgps_step` example, cell-ordered points); GSGP 6.7 s (3 steps, on
+            // an older host beside two fold jobs).
+            RunSize::Full => 300.0 * (3.7 + 6.7),
         }
     }
 
@@ -172,7 +173,29 @@ impl Experiment for StructuredTraining {
             &mut |_: &gp_models::objective::TrainingStep| std::ops::ControlFlow::Continue(());
         ctx.progress.set_length(2);
 
-        let ski = Ski::fit(kernel.clone(), x_train, y_train, noise, &ski_options)?;
+        // The training points in grid-cell order (the stand-in is drawn in random order):
+        // every W and Wᵀ pass then walks the grid in order, which took a step at n = 278K
+        // from 5.1–5.5 s to 3.6–3.7 s (`ski_rtgps_step` example). The model and its loss do
+        // not depend on the order of the points.
+        let unordered = Ski::fit(kernel.clone(), x_train, y_train, noise, &ski_options)?;
+        let order = gp_structured::cell_order(
+            unordered.grid(),
+            x_train,
+            gp_structured::InterpolationOptions {
+                scheme: ski_options.grid.scheme,
+                out_of_grid: ski_options.grid.out_of_grid,
+            },
+        )?;
+        drop(unordered);
+        let x_ordered = gp_structured::permute_rows(x_train, &order)?;
+        let y_ordered = faer::Col::from_fn(order.len(), |k| y_train[order[k]]);
+        let ski = Ski::fit(
+            kernel.clone(),
+            x_ordered.as_ref(),
+            y_ordered.as_ref(),
+            noise,
+            &ski_options,
+        )?;
         let result = train_objective_ski(&ski, &rr, &train_options, go_on)?;
         let trained = ski.with_log_params(&final_log_params(&result))?;
         let mean = trained.predict(x_test, &PredictRequest::mean())?.mean;

@@ -1,0 +1,302 @@
+//! `W X` and `Wᵀ V` for blocks of columns at once (the right-hand sides of a batched CG:
+//! `y` and the trace probes), for the cubic stencils in 1, 2 and 3 dimensions.
+//!
+//! Column by column, every column recomputes every row's weights and walks its stencil with
+//! one value per node; here a row's weights are computed once and each stencil node carries
+//! [`LANES`] columns (a row of the grid-side block, stored row major), so one vector
+//! multiply or add does the work of twelve scalar ones. Per column the operations and their
+//! order are those of [`gather_nd`](super::gather_nd) and [`scatter_nd`](super::scatter_nd)
+//! (multiplies and adds, no fused multiply-adds; the same block split and summation order of
+//! `Wᵀ`), so every column equals its column-by-column product bit for bit.
+
+use faer::reborrow::ReborrowMut;
+use faer::{MatMut, MatRef};
+use rayon::prelude::*;
+
+use super::{InterpolationWeights, ROW_CHUNK, SUM_BLOCKS};
+use crate::interpolation::InterpolationScheme;
+
+/// Columns per pass.
+pub(crate) const LANES: usize = 12;
+
+/// One value per column of the pass.
+type Lanes = [f64; LANES];
+
+/// `a · b` lane by lane.
+#[inline(always)]
+fn scale(a: f64, b: &Lanes) -> Lanes {
+    std::array::from_fn(|c| a * b[c])
+}
+
+/// `(w₀x₀ + w₁x₁) + (w₂x₂ + w₃x₃)` lane by lane over four consecutive rows of `x` from `at`
+/// (the order of [`dot4`](super::dot4)).
+#[inline(always)]
+fn dot4(w: &[f64], x: &[Lanes], at: usize) -> Lanes {
+    let xs = &x[at..at + 4];
+    std::array::from_fn(|c| {
+        (w[0] * xs[0][c] + w[1] * xs[1][c]) + (w[2] * xs[2][c] + w[3] * xs[3][c])
+    })
+}
+
+/// `acc += a · b` lane by lane (a multiply, then an add).
+#[inline(always)]
+fn add_scaled(acc: &mut Lanes, a: f64, b: &Lanes) {
+    for c in 0..LANES {
+        acc[c] += a * b[c];
+    }
+}
+
+/// `buf[at + q] += val · w[q]` for `q < 4`, lane by lane (the order of `scatter4`).
+#[inline(always)]
+fn scatter4(buf: &mut [Lanes], at: usize, w: &[f64], val: &Lanes) {
+    for (q, row) in buf[at..at + 4].iter_mut().enumerate() {
+        for c in 0..LANES {
+            row[c] += val[c] * w[q];
+        }
+    }
+}
+
+gp_linalg::simd_dispatch! {
+    /// `out_j = (W X)_j` for the rows of one chunk, `X` row major (`m × 12`).
+    fn gather_block<const D: usize>(
+        scheme: InterpolationScheme,
+        taus: &[f64],
+        starts: &[usize],
+        strides: [usize; 2],
+        x: &[Lanes],
+        out: &mut [Lanes],
+    ) = gather_block_body, avx512 via gather_block_avx512, avx2 via gather_block_avx2;
+}
+
+#[inline(always)]
+fn gather_block_body<const D: usize>(
+    scheme: InterpolationScheme,
+    taus: &[f64],
+    starts: &[usize],
+    strides: [usize; 2],
+    x: &[Lanes],
+    out: &mut [Lanes],
+) {
+    let mut wr = [0.0; 12];
+    let (s0, s1) = (strides[0], strides[1]);
+    for ((o, &st), t) in out.iter_mut().zip(starts).zip(taus.chunks_exact(D)) {
+        for (l, &tau) in t.iter().enumerate() {
+            scheme.weights_1d(tau, &mut wr[4 * l..4 * l + 4]);
+        }
+        *o = if D == 1 {
+            dot4(&wr[..4], x, st)
+        } else if D == 2 {
+            let mut sum = [0.0; LANES];
+            for (a, &wa) in wr[..4].iter().enumerate() {
+                add_scaled(&mut sum, wa, &dot4(&wr[4..8], x, st + a * s0));
+            }
+            sum
+        } else {
+            let mut sum = [0.0; LANES];
+            for (a, &wa) in wr[..4].iter().enumerate() {
+                let base = st + a * s0;
+                let mut inner = [0.0; LANES];
+                for (b, &wb) in wr[4..8].iter().enumerate() {
+                    add_scaled(&mut inner, wb, &dot4(&wr[8..12], x, base + b * s1));
+                }
+                add_scaled(&mut sum, wa, &inner);
+            }
+            sum
+        };
+    }
+}
+
+gp_linalg::simd_dispatch! {
+    /// `Wᵀ V` of one block of rows into `buf` (grid rows from `lo`), `V` row major.
+    fn scatter_block<const D: usize>(
+        scheme: InterpolationScheme,
+        taus: &[f64],
+        starts: &[usize],
+        strides: [usize; 2],
+        v: &[Lanes],
+        lo: usize,
+        buf: &mut [Lanes],
+    ) = scatter_block_body, avx512 via scatter_block_avx512, avx2 via scatter_block_avx2;
+}
+
+#[inline(always)]
+fn scatter_block_body<const D: usize>(
+    scheme: InterpolationScheme,
+    taus: &[f64],
+    starts: &[usize],
+    strides: [usize; 2],
+    v: &[Lanes],
+    lo: usize,
+    buf: &mut [Lanes],
+) {
+    let mut wr = [0.0; 12];
+    let (s0, s1) = (strides[0], strides[1]);
+    for ((t, &st), vi) in taus.chunks_exact(D).zip(starts).zip(v) {
+        for (l, &tau) in t.iter().enumerate() {
+            scheme.weights_1d(tau, &mut wr[4 * l..4 * l + 4]);
+        }
+        let at = st - lo;
+        if D == 1 {
+            scatter4(buf, at, &wr[..4], vi);
+        } else if D == 2 {
+            for (a, &wa) in wr[..4].iter().enumerate() {
+                scatter4(buf, at + a * s0, &wr[4..8], &scale(wa, vi));
+            }
+        } else {
+            for (a, &wa) in wr[..4].iter().enumerate() {
+                let wav = scale(wa, vi);
+                for (b, &wb) in wr[4..8].iter().enumerate() {
+                    let val: Lanes = std::array::from_fn(|c| wav[c] * wb);
+                    scatter4(buf, at + a * s0 + b * s1, &wr[8..12], &val);
+                }
+            }
+        }
+    }
+}
+
+/// Columns `c0 .. c0 + width` of `x` as rows of [`LANES`] (zero padded).
+fn rows_of(x: MatRef<'_, f64>, c0: usize, width: usize) -> Vec<Lanes> {
+    let mut rows = vec![[0.0; LANES]; x.nrows()];
+    let cols: Vec<Option<&[f64]>> = (c0..c0 + width)
+        .map(|c| x.col(c).try_as_col_major().map(|col| col.as_slice()))
+        .collect();
+    if cols.iter().all(Option::is_some) {
+        // Row by row from contiguous columns: one write stream, `width` read streams.
+        let cols: Vec<&[f64]> = cols.into_iter().flatten().collect();
+        rows.par_chunks_mut(ROW_CHUNK)
+            .enumerate()
+            .for_each(|(b, chunk)| {
+                // 256 rows (24 KiB) at a time, so the rows stay in L1 across the columns.
+                for (s, rows) in chunk.chunks_mut(256).enumerate() {
+                    let (i0, len) = (b * ROW_CHUNK + s * 256, rows.len());
+                    for (c, col) in cols.iter().enumerate() {
+                        for (row, &v) in rows.iter_mut().zip(&col[i0..i0 + len]) {
+                            row[c] = v;
+                        }
+                    }
+                }
+            });
+        return rows;
+    }
+    for c in 0..width {
+        let col = x.col(c0 + c);
+        for (i, row) in rows.iter_mut().enumerate() {
+            row[c] = col[i];
+        }
+    }
+    rows
+}
+
+impl InterpolationWeights {
+    /// Whether the blocked products cover this stencil (cubic, `d ≤ 3`).
+    pub(crate) fn has_block_products(&self) -> bool {
+        self.w == 4 && (1..=3).contains(&self.d)
+    }
+
+    /// `out = W X (+ α V)` for `X` (`m × k`) and, with a shift, `V` (`n × k`), [`LANES`]
+    /// columns per pass; each column equals
+    /// [`matvec_plus_scaled`](InterpolationWeights::matvec_plus_scaled) bit for bit.
+    /// Contract: the stencil has block products and the shapes match.
+    pub(crate) fn matmat_block(
+        &self,
+        x: MatRef<'_, f64>,
+        shift: Option<(f64, MatRef<'_, f64>)>,
+        mut out: MatMut<'_, f64>,
+    ) {
+        let strides = self.leading_strides();
+        let (d, scheme) = (self.d, self.scheme);
+        for c0 in (0..x.ncols()).step_by(LANES) {
+            let width = LANES.min(x.ncols() - c0);
+            let xg = rows_of(x, c0, width);
+            out.rb_mut()
+                .subcols_mut(c0, width)
+                .par_row_chunks_mut(ROW_CHUNK)
+                .enumerate()
+                .for_each(|(c, mut out)| {
+                    let row0 = c * ROW_CHUNK;
+                    let len = out.nrows();
+                    let taus = &self.taus[row0 * d..(row0 + len) * d];
+                    let starts = &self.starts[row0..row0 + len];
+                    let mut vals = vec![[0.0; LANES]; len];
+                    match d {
+                        1 => gather_block::<1>(scheme, taus, starts, strides, &xg, &mut vals),
+                        2 => gather_block::<2>(scheme, taus, starts, strides, &xg, &mut vals),
+                        _ => gather_block::<3>(scheme, taus, starts, strides, &xg, &mut vals),
+                    }
+                    for q in 0..width {
+                        let mut col = out.rb_mut().col_mut(q);
+                        for (j, v) in vals.iter().enumerate() {
+                            col[j] = match shift {
+                                Some((alpha, s)) => v[q] + alpha * s[(row0 + j, c0 + q)],
+                                None => v[q],
+                            };
+                        }
+                    }
+                });
+        }
+    }
+
+    /// `out = Wᵀ V` for `V` (`n × k`), [`LANES`] columns per pass; each column equals the
+    /// column-by-column `Wᵀ v` bit for bit (the same blocks, summed in the same order).
+    /// Contract: the stencil has block products and the shapes match.
+    pub(crate) fn matmat_transpose_block(&self, v: MatRef<'_, f64>, mut out: MatMut<'_, f64>) {
+        let strides = self.leading_strides();
+        let (n, d, scheme) = (self.n, self.d, self.scheme);
+        let span_last = self.outer_offsets.last().copied().unwrap_or(0) + self.w;
+        let nblocks = SUM_BLOCKS.min(n.div_ceil(ROW_CHUNK)).max(1);
+        let per = n.div_ceil(nblocks).max(1);
+        for c0 in (0..v.ncols()).step_by(LANES) {
+            let width = LANES.min(v.ncols() - c0);
+            let vr = rows_of(v, c0, width);
+            let parts: Vec<(usize, Vec<Lanes>)> = (0..nblocks)
+                .into_par_iter()
+                .map(|b| {
+                    let rows = b * per..((b + 1) * per).min(n);
+                    let (lo, hi) = self.starts[rows.clone()]
+                        .iter()
+                        .fold((usize::MAX, 0), |(lo, hi), &st| {
+                            (lo.min(st), hi.max(st + span_last))
+                        });
+                    let lo = lo.min(hi);
+                    let mut buf = vec![[0.0; LANES]; hi.saturating_sub(lo)];
+                    let (bt, bs, bv) = (
+                        &self.taus[rows.start * d..rows.end * d],
+                        &self.starts[rows.clone()],
+                        &vr[rows.clone()],
+                    );
+                    match d {
+                        1 => scatter_block::<1>(scheme, bt, bs, strides, bv, lo, &mut buf),
+                        2 => scatter_block::<2>(scheme, bt, bs, strides, bv, lo, &mut buf),
+                        _ => scatter_block::<3>(scheme, bt, bs, strides, bv, lo, &mut buf),
+                    }
+                    (lo, buf)
+                })
+                .collect();
+            // The blocks' sums added in order of the block, from 0 (as `transpose_by_blocks`).
+            out.rb_mut()
+                .subcols_mut(c0, width)
+                .par_row_chunks_mut(1 << 14)
+                .enumerate()
+                .for_each(|(c, mut o)| {
+                    let r0 = c * (1 << 14);
+                    let len = o.nrows();
+                    let mut acc = vec![[0.0; LANES]; len];
+                    for (lo, buf) in &parts {
+                        let (a, b) = ((*lo).max(r0), (lo + buf.len()).min(r0 + len));
+                        for i in a..b.max(a) {
+                            let (dst, src) = (&mut acc[i - r0], &buf[i - lo]);
+                            for q in 0..LANES {
+                                dst[q] += src[q];
+                            }
+                        }
+                    }
+                    for q in 0..width {
+                        let mut col = o.rb_mut().col_mut(q);
+                        for (i, a) in acc.iter().enumerate() {
+                            col[i] = a[q];
+                        }
+                    }
+                });
+        }
+    }
+}
