@@ -406,10 +406,7 @@ impl<'a> CgSolver<'a> {
             if let Some(basis) = self.bases.get_mut(c) {
                 basis.push(r, s, rz_new);
             }
-            let d = self.d.col_as_slice_mut(c);
-            for (di, si) in d.iter_mut().zip(s) {
-                *di = si + beta * *di;
-            }
+            next_direction(beta, s, self.d.col_as_slice_mut(c));
         }
         self.iteration = next;
         stopped.sort_unstable();
@@ -495,6 +492,22 @@ fn advance(alpha: f64, d: &[f64], last_d: &mut [f64], delta: &mut [f64], x: &mut
             .zip(delta.par_chunks_mut(CHUNK))
             .zip(x.par_chunks_mut(CHUNK))
             .for_each(|(((d, l), di), xi)| kernel(d, l, di, xi));
+    }
+}
+
+/// `d = s + β d`, elementwise; chunked in parallel above the vector kernels' threshold.
+fn next_direction(beta: f64, s: &[f64], d: &mut [f64]) {
+    let kernel = |s: &[f64], d: &mut [f64]| {
+        for (di, si) in d.iter_mut().zip(s) {
+            *di = si + beta * *di;
+        }
+    };
+    if s.len() < PARALLEL_THRESHOLD {
+        kernel(s, d);
+    } else {
+        d.par_chunks_mut(CHUNK)
+            .zip(s.par_chunks(CHUNK))
+            .for_each(|(d, s)| kernel(s, d));
     }
 }
 

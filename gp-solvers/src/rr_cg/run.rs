@@ -1,8 +1,10 @@
 //! One batched CG run with Russian-roulette accumulators.
 
-use faer::{Mat, MatRef};
+use faer::{ColRef, Mat, MatRef};
+use gp_linalg::vector::{CHUNK, PARALLEL_THRESHOLD};
 use gp_linalg::LinearOperator;
 use rand::RngCore;
+use rayon::prelude::*;
 
 use crate::cg::{CgColumn, CgOptions, CgSolver};
 use crate::error::{invalid, Result};
@@ -150,10 +152,7 @@ pub fn rr_cg(
             if j <= draw {
                 // In place: no temporary n × m block per draw and step.
                 for c in 0..m {
-                    let dst = estimate.col_as_slice_mut(c);
-                    for (e, &v) in dst.iter_mut().zip(increment.col(c).iter()) {
-                        *e += weight * v;
-                    }
+                    accumulate(weight, increment.col(c), estimate.col_as_slice_mut(c));
                 }
             }
         }
@@ -167,6 +166,28 @@ pub fn rr_cg(
         iterations,
         columns: result.columns,
     })
+}
+
+/// `e += w · v`, elementwise; chunked in parallel above the vector kernels' threshold (each
+/// element's operations are the same either way).
+fn accumulate(weight: f64, v: ColRef<'_, f64>, e: &mut [f64]) {
+    let kernel = |v: &[f64], e: &mut [f64]| {
+        for (ei, &vi) in e.iter_mut().zip(v) {
+            *ei += weight * vi;
+        }
+    };
+    match v.try_as_col_major() {
+        Some(v) if e.len() >= PARALLEL_THRESHOLD => e
+            .par_chunks_mut(CHUNK)
+            .zip(v.as_slice().par_chunks(CHUNK))
+            .for_each(|(e, v)| kernel(v, e)),
+        Some(v) => kernel(v.as_slice(), e),
+        None => {
+            for (ei, &vi) in e.iter_mut().zip(v.iter()) {
+                *ei += weight * vi;
+            }
+        }
+    }
 }
 
 /// Checks the draws against the law; returns the largest.
