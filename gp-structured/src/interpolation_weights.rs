@@ -20,6 +20,13 @@
 //! accumulating into a private buffer that spans only the columns its rows touch (about `m`
 //! for unsorted points, about `m / blocks` after [`cell_order`](crate::interpolation::cell_order)),
 //! then the buffers are added; the transpose is never stored.
+//!
+//! Products with blocks of columns (`matmat`, `matmat_transpose`, `matmat_plus_scaled`) take
+//! twelve columns per pass over the rows for the cubic stencils in 1–3 dimensions, each
+//! row's weights computed once (module `block`); every column equals its column-by-column
+//! product bit for bit. At 3DRoad's size (n = 278 319, 32³ grid, 11 columns) that took an
+//! RR-CG step on the SKI operator from 6.2 s to 5.1–5.5 s, and to 3.6–3.7 s with the points
+//! in cell order (`cargo run --release -p gp-bench --example ski_rtgps_step`, 2 threads).
 
 use faer::reborrow::ReborrowMut;
 use faer::{ColMut, ColRef, MatMut, MatRef};
