@@ -1,10 +1,8 @@
 //! One batched CG run with Russian-roulette accumulators.
 
 use faer::{ColRef, Mat, MatRef};
-use gp_linalg::vector::{CHUNK, PARALLEL_THRESHOLD};
 use gp_linalg::LinearOperator;
 use rand::RngCore;
-use rayon::prelude::*;
 
 use crate::cg::{CgColumn, CgOptions, CgSolver};
 use crate::error::{invalid, Result};
@@ -152,7 +150,7 @@ pub fn rr_cg(
             if j <= draw {
                 // In place: no temporary n × m block per draw and step.
                 for c in 0..m {
-                    accumulate(weight, increment.col(c), estimate.col_as_slice_mut(c));
+                    accumulate(weight, increment.col(c), estimate.col_as_slice_mut(c))?;
                 }
             }
         }
@@ -168,26 +166,14 @@ pub fn rr_cg(
     })
 }
 
-/// `e += w · v`, elementwise; chunked in parallel above the vector kernels' threshold (each
-/// element's operations are the same either way).
-fn accumulate(weight: f64, v: ColRef<'_, f64>, e: &mut [f64]) {
-    let kernel = |v: &[f64], e: &mut [f64]| {
-        for (ei, &vi) in e.iter_mut().zip(v) {
-            *ei += weight * vi;
-        }
-    };
+/// `e += w · v` (`gp_linalg`'s `axpy`, parallel in chunks for long vectors; elementwise, so
+/// the same bits either way), through a copy when `v` is not contiguous.
+fn accumulate(weight: f64, v: ColRef<'_, f64>, e: &mut [f64]) -> Result<()> {
     match v.try_as_col_major() {
-        Some(v) if e.len() >= PARALLEL_THRESHOLD => e
-            .par_chunks_mut(CHUNK)
-            .zip(v.as_slice().par_chunks(CHUNK))
-            .for_each(|(e, v)| kernel(v, e)),
-        Some(v) => kernel(v.as_slice(), e),
-        None => {
-            for (ei, &vi) in e.iter_mut().zip(v.iter()) {
-                *ei += weight * vi;
-            }
-        }
+        Some(v) => gp_linalg::vector::axpy(weight, v.as_slice(), e)?,
+        None => gp_linalg::vector::axpy(weight, &v.iter().copied().collect::<Vec<_>>(), e)?,
     }
+    Ok(())
 }
 
 /// Checks the draws against the law; returns the largest.
