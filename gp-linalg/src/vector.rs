@@ -144,7 +144,24 @@ pub fn norm_inf(x: &[f64]) -> f64 {
 /// One pass sums the squares; only when that sum overflows or underflows is a second,
 /// rescaled pass made.
 pub fn norm2(x: &[f64]) -> f64 {
-    let ss = chunked_sum(x, x, dot_seq);
+    norm2_from_sum_of_squares(chunked_sum(x, x, dot_seq), x)
+}
+
+/// The sequential kernel of [`dot`]: `xᵀy` over the common length in one pass (four
+/// accumulators, then the tail).
+///
+/// [`dot`] applies it to each [`CHUNK`] of the vectors and adds the chunk sums in order. A
+/// caller that fuses several reductions into one pass over row chunks (batched CG) gets
+/// [`dot`]'s bits by doing the same: `Σ_k dot_chunk(x_k, y_k)` over the chunks in order.
+pub fn dot_chunk(x: &[f64], y: &[f64]) -> f64 {
+    dot_seq(x, y)
+}
+
+/// [`norm2`] of `x` given its sum of squares as [`dot`] forms it (`Σ_k dot_chunk(x_k, x_k)`
+/// over the [`CHUNK`]s in order): the square root when that sum is safe, otherwise the
+/// rescaled second pass. The same value as `norm2(x)`, without repeating the first pass.
+pub fn norm2_from_sum_of_squares(sum_of_squares: f64, x: &[f64]) -> f64 {
+    let ss = sum_of_squares;
     if ss.is_finite() && ss > f64::MIN_POSITIVE / f64::EPSILON {
         return ss.sqrt();
     }

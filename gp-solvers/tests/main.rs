@@ -7,6 +7,7 @@ mod factorized_support;
 mod bad_estimator_input;
 mod breakdown;
 mod cg;
+mod cg_fused;
 mod factorized_cg;
 mod factorized_errors;
 mod factorized_lanczos;

@@ -1,8 +1,10 @@
 //! Batched preconditioned conjugate gradients (mBCG) with a step interface, per-column
 //! statuses, the Lanczos coefficients and optional full re-orthogonalization.
 
+mod columns;
 pub(crate) mod kernels;
 pub(crate) mod options;
+mod passes;
 mod reorth;
 mod result;
 mod state;

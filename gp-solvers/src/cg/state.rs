@@ -1,12 +1,15 @@
 //! The step-by-step conjugate-gradient solver (GPyTorch-style mBCG).
 
-use faer::{Mat, MatRef};
-use gp_linalg::vector::{CHUNK, PARALLEL_THRESHOLD};
-use gp_linalg::LinearOperator;
-use rayon::prelude::*;
+use std::sync::OnceLock;
 
-use super::kernels::{axpy, dot, norm2};
+use faer::{Mat, MatRef};
+use gp_linalg::vector::norm2_from_sum_of_squares;
+use gp_linalg::LinearOperator;
+
+use super::columns::{select_columns_mut, ColumnBlock};
+use super::kernels::{dot, norm2};
 use super::options::CgOptions;
+use super::passes::{self, Advance};
 use super::reorth::ReorthBasis;
 use super::result::{CgColumn, CgResult, Directions};
 use super::{Breakdown, ColumnStatus};
@@ -71,14 +74,26 @@ pub struct CgSolver<'a> {
     options: CgOptions,
     rule: StoppingRule,
     n: usize,
-    x: Mat<f64>,
-    r: Mat<f64>,
-    s: Mat<f64>,
-    d: Mat<f64>,
-    ad: Mat<f64>,
-    delta: Mat<f64>,
-    /// Direction used by the last step (a copy, since `d` is updated in place).
-    last_d: Mat<f64>,
+    x: ColumnBlock,
+    r: ColumnBlock,
+    /// `P⁻¹ r`; not stored (empty) when it equals `r` (no preconditioner and no
+    /// re-orthogonalization), where `r` serves for it.
+    s: ColumnBlock,
+    s_is_r: bool,
+    d: ColumnBlock,
+    ad: ColumnBlock,
+    /// The increments `α d` of the last step, formed only when asked for
+    /// ([`increment`](Self::increment)): the step itself adds them to the iterate and the
+    /// caller's sums without storing them.
+    delta: OnceLock<ColumnBlock>,
+    /// `α` of the last step per column (zero in columns that did not advance).
+    step_alphas: Vec<f64>,
+    /// Direction used by the last step. Each step writes the next direction into this
+    /// buffer and swaps it with `d`, so no copy is made.
+    last_d: ColumnBlock,
+    /// Whether a stopped column's increment and directions (in both direction buffers) are
+    /// already zero: they are zeroed once, not at every later step.
+    cleared: Vec<bool>,
     rz: Vec<f64>,
     columns: Vec<CgColumn>,
     bases: Vec<ReorthBasis>,
@@ -128,17 +143,17 @@ impl<'a> CgSolver<'a> {
         }
         gp_linalg::validate::check_finite_mat(rhs, "the right-hand sides")?;
         let m = rhs.ncols();
-        let r = rhs.to_owned();
+        let r = ColumnBlock::from_mat(rhs);
         let s = match precond {
-            Some(p) => p.solve_block(r.as_ref())?,
+            Some(p) => ColumnBlock::from_mat(p.solve_block(rhs)?.as_ref()),
             None => r.clone(),
         };
         let mut rz = Vec::with_capacity(m);
         let mut columns = Vec::with_capacity(m);
         let mut bases = Vec::new();
         for c in 0..m {
-            let rc = r.col_as_slice(c);
-            let sc = s.col_as_slice(c);
+            let rc = r.col(c);
+            let sc = s.col(c);
             let bnorm = norm2(rc);
             let z = dot(rc, sc);
             let zero = bnorm == 0.0;
@@ -176,6 +191,7 @@ impl<'a> CgSolver<'a> {
                 bases.push(basis);
             }
         }
+        let s_is_r = precond.is_none() && !options.reorthogonalize;
         Ok(Self {
             op,
             precond,
@@ -183,12 +199,15 @@ impl<'a> CgSolver<'a> {
             rule: options.stopping_rule(),
             n,
             d: s.clone(),
-            x: Mat::zeros(n, m),
+            x: ColumnBlock::zeros(n, m),
             r,
-            s,
-            ad: Mat::zeros(n, m),
-            delta: Mat::zeros(n, m),
-            last_d: Mat::zeros(n, m),
+            s: if s_is_r { ColumnBlock::zeros(0, 0) } else { s },
+            s_is_r,
+            ad: ColumnBlock::zeros(n, m),
+            delta: OnceLock::new(),
+            step_alphas: vec![0.0; m],
+            last_d: ColumnBlock::zeros(n, m),
+            cleared: vec![false; m],
             rz,
             columns,
             bases,
@@ -233,13 +252,29 @@ impl<'a> CgSolver<'a> {
 
     /// The preconditioned residual `P⁻¹ (B − A X_j)` (re-orthogonalized if requested).
     pub fn preconditioned_residual(&self) -> MatRef<'_, f64> {
-        self.s.as_ref()
+        if self.s_is_r {
+            self.r.as_ref()
+        } else {
+            self.s.as_ref()
+        }
     }
 
     /// The increment `Δ_j = α_j d_{j−1}` of the last step (`X_j = X_{j−1} + Δ_j`); zero in
     /// columns that did not advance. Zero before the first step.
     pub fn increment(&self) -> MatRef<'_, f64> {
-        self.delta.as_ref()
+        self.delta
+            .get_or_init(|| {
+                let mut delta = ColumnBlock::zeros(self.n, self.ncols());
+                for (c, &alpha) in self.step_alphas.iter().enumerate() {
+                    if alpha != 0.0 {
+                        for (o, &d) in delta.col_mut(c).iter_mut().zip(self.last_d.col(c)) {
+                            *o = alpha * d;
+                        }
+                    }
+                }
+                delta
+            })
+            .as_ref()
     }
 
     /// The search direction `d_{j−1}` used by the last step (zero in columns that did not
@@ -271,105 +306,88 @@ impl<'a> CgSolver<'a> {
     /// Errors only if the preconditioner rejects its input (a shape error, which cannot
     /// happen for a preconditioner of the right order).
     pub fn step(&mut self) -> Result<Option<CgStep>> {
-        let active: Vec<usize> = (0..self.ncols())
+        self.step_accumulating(0.0, &mut [])
+    }
+
+    /// [`step`](Self::step), also adding `weight · Δ_j` (the step's
+    /// [`increment`](Self::increment)) to every target in the same pass over memory that
+    /// forms `Δ_j`: the Russian-roulette sums of [`rr_cg`](crate::rr_cg::rr_cg) without a
+    /// pass of their own. Each target is an `n × m` block stored column-major with column
+    /// stride `n` (length `n·m`); columns that do not advance are left unchanged. The sums
+    /// are bit for bit those of `axpy(weight, increment, target)` after the step.
+    ///
+    /// Errors as [`step`](Self::step), and with [`SolverError::ShapeMismatch`] (before
+    /// anything is done) if a target's length is not `n·m`.
+    pub fn step_accumulating(
+        &mut self,
+        weight: f64,
+        targets: &mut [&mut [f64]],
+    ) -> Result<Option<CgStep>> {
+        let n = self.n;
+        let m = self.ncols();
+        for t in targets.iter() {
+            check_shape(
+                (t.len(), 1),
+                (n * m, 1),
+                "CgSolver::step_accumulating (a target, n·m values column-major)",
+            )?;
+        }
+        let active: Vec<usize> = (0..m)
             .filter(|&c| self.columns[c].status.is_running())
             .collect();
         if active.is_empty() {
             return Ok(None);
         }
-        let n = self.n;
-        let m = self.ncols();
-        // v = A d on the active block (which `matmat` overwrites; the columns that do not
-        // advance are zeroed, as `increment`, `direction` and `product` promise).
-        if active.len() == m {
-            self.op.matmat(self.d.as_ref(), self.ad.as_mut());
-        } else {
-            self.ad.fill(0.0);
-            let block = Mat::from_fn(n, active.len(), |i, k| self.d[(i, active[k])]);
-            let mut out = Mat::<f64>::zeros(n, active.len());
-            self.op.matmat(block.as_ref(), out.as_mut());
-            for (k, &c) in active.iter().enumerate() {
-                self.ad
-                    .col_as_slice_mut(c)
-                    .copy_from_slice(out.col_as_slice(k));
-            }
-        }
+        self.apply_operator(&active);
         let mut stopped = Vec::new();
-        let mut moved = Vec::with_capacity(active.len());
-        let mut step_alpha = vec![0.0; m];
-        for &c in &active {
-            let d = self.d.col_as_slice(c);
-            let ad = self.ad.col_as_slice(c);
-            let curvature = dot(d, ad);
-            let alpha = self.rz[c] / curvature;
-            let column = &mut self.columns[c];
-            if !curvature.is_finite() {
-                column.status = ColumnStatus::Breakdown(Breakdown::NonFinite);
-                stopped.push(c);
-                continue;
-            }
-            if curvature <= 0.0 {
-                column.status =
-                    ColumnStatus::Breakdown(Breakdown::NonPositiveCurvature { curvature });
-                stopped.push(c);
-                continue;
-            }
-            if !(alpha.is_finite() && alpha > 0.0) {
-                column.status = ColumnStatus::Breakdown(Breakdown::NonFinite);
-                stopped.push(c);
-                continue;
-            }
-            if let Some(dirs) = column.directions.as_mut() {
-                dirs.push(d, ad);
-            }
-            // last_d = d, Δ = α d, x += 1·Δ in one pass (the operations of a copy, a
-            // scaling and an axpy, so the same bits), parallel in chunks for long vectors.
-            advance(
-                alpha,
-                d,
-                self.last_d.col_as_slice_mut(c),
-                self.delta.col_as_slice_mut(c),
-                self.x.col_as_slice_mut(c),
-            );
-            axpy(-alpha, ad, self.r.col_as_slice_mut(c));
-            step_alpha[c] = alpha;
-            moved.push(c);
+        let (moved, alphas) = self.step_lengths(&active, &mut stopped);
+        self.delta = OnceLock::new();
+        self.step_alphas.fill(0.0);
+        for (&c, &alpha) in moved.iter().zip(&alphas) {
+            self.step_alphas[c] = alpha;
         }
+        // A column that does not move has stopped for good: its direction is zero from now
+        // on (both direction buffers, which the steps swap).
         for c in (0..m).filter(|c| !moved.contains(c)) {
-            self.delta.col_as_slice_mut(c).fill(0.0);
-            self.last_d.col_as_slice_mut(c).fill(0.0);
-        }
-        // s = P⁻¹ r on the columns that moved.
-        if !moved.is_empty() {
-            match self.precond {
-                None => {
-                    for &c in &moved {
-                        let (r, s) = (self.r.col_as_slice(c), &mut self.s);
-                        copy(r, s.col_as_slice_mut(c));
-                    }
-                }
-                Some(p) => {
-                    let block = Mat::from_fn(n, moved.len(), |i, k| self.r[(i, moved[k])]);
-                    let out = p.solve_block(block.as_ref())?;
-                    for (k, &c) in moved.iter().enumerate() {
-                        self.s
-                            .col_as_slice_mut(c)
-                            .copy_from_slice(out.col_as_slice(k));
-                    }
-                }
+            if !self.cleared[c] {
+                self.last_d.col_mut(c).fill(0.0);
+                self.d.col_mut(c).fill(0.0);
+                self.cleared[c] = true;
             }
         }
-        let next = self.iteration + 1;
+        let squares = passes::advance(
+            Advance {
+                alphas: &alphas,
+                d: self.d.cols(&moved),
+                ad: self.ad.cols(&moved),
+                x: self.x.cols_mut(&moved),
+                r: self.r.cols_mut(&moved),
+                targets: targets
+                    .iter_mut()
+                    .map(|t| (weight, select_columns_mut(t, n, &moved)))
+                    .collect(),
+            },
+            n,
+            self.s_is_r,
+        );
+        self.precondition(&moved)?;
         for &c in &moved {
             if let Some(basis) = self.bases.get(c) {
-                let r = self.r.col_as_slice_mut(c);
-                let s = self.s.col_as_slice_mut(c);
-                basis.orthogonalize(r, s);
+                basis.orthogonalize(self.r.col_mut(c), self.s.col_mut(c));
             }
-            let r = self.r.col_as_slice(c);
-            let s = self.s.col_as_slice(c);
-            let mut rz_new = dot(r, s);
-            let rnorm = norm2(r);
+        }
+        let (rs, rr) = match squares {
+            Some(rr) => (rr.clone(), rr),
+            None => passes::residual_dots(self.r.cols(&moved), self.s.cols(&moved), n),
+        };
+        let next = self.iteration + 1;
+        let mut continuing = Vec::with_capacity(moved.len());
+        let mut betas = Vec::with_capacity(moved.len());
+        for (k, &c) in moved.iter().enumerate() {
+            let r = self.r.col(c);
+            let s = if self.s_is_r { r } else { self.s.col(c) };
+            let mut rz_new = rs[k];
+            let rnorm = norm2_from_sum_of_squares(rr[k], r);
             // A negative rᵀP⁻¹r within the rounding error of its own terms (after the
             // residual has underflowed, −5e-324 is typical) is zero to working precision:
             // the column has converged, as for an exactly zero value. Only a value beyond
@@ -379,7 +397,7 @@ impl<'a> CgSolver<'a> {
                 rz_new = 0.0;
             }
             let column = &mut self.columns[c];
-            column.record.alphas.push(step_alpha[c]);
+            column.record.alphas.push(alphas[k]);
             column.iterations += 1;
             if !(rz_new.is_finite() && rnorm.is_finite()) {
                 column.status = ColumnStatus::Breakdown(Breakdown::NonFinite);
@@ -406,8 +424,19 @@ impl<'a> CgSolver<'a> {
             if let Some(basis) = self.bases.get_mut(c) {
                 basis.push(r, s, rz_new);
             }
-            next_direction(beta, s, self.d.col_as_slice_mut(c));
+            continuing.push(c);
+            betas.push(beta);
         }
+        let s = if self.s_is_r { &self.r } else { &self.s };
+        passes::next_directions(
+            &betas,
+            s.cols(&continuing),
+            self.d.cols(&continuing),
+            self.last_d.cols_mut(&continuing),
+            n,
+        );
+        // `d` now holds the directions this step used, `last_d` the next ones.
+        std::mem::swap(&mut self.d, &mut self.last_d);
         self.iteration = next;
         stopped.sort_unstable();
         Ok(Some(CgStep {
@@ -415,6 +444,88 @@ impl<'a> CgSolver<'a> {
             advanced: active,
             stopped,
         }))
+    }
+
+    /// `v = A d` on the active block (which `matmat` overwrites; the columns that do not
+    /// advance are zeroed, as `increment`, `direction` and `product` promise).
+    fn apply_operator(&mut self, active: &[usize]) {
+        let (n, m) = (self.n, self.ncols());
+        if active.len() == m {
+            self.op.matmat(self.d.as_ref(), self.ad.as_mut());
+            return;
+        }
+        let mut ad = self.ad.as_mut();
+        ad.fill(0.0);
+        let block = Mat::from_fn(n, active.len(), |i, k| self.d.col(active[k])[i]);
+        let mut out = Mat::<f64>::zeros(n, active.len());
+        self.op.matmat(block.as_ref(), out.as_mut());
+        for (k, &c) in active.iter().enumerate() {
+            self.ad.col_mut(c).copy_from_slice(out.col_as_slice(k));
+        }
+    }
+
+    /// The curvatures `dᵀA d` and step lengths `α = rᵀs / dᵀA d` of the active columns:
+    /// the columns that can move and their `α`, the others marked broken down (added to
+    /// `stopped`). Records the directions of the moving columns when asked to.
+    fn step_lengths(
+        &mut self,
+        active: &[usize],
+        stopped: &mut Vec<usize>,
+    ) -> (Vec<usize>, Vec<f64>) {
+        let curvatures = passes::column_dots(self.d.cols(active), self.ad.cols(active), self.n);
+        let mut moved = Vec::with_capacity(active.len());
+        let mut alphas = Vec::with_capacity(active.len());
+        for (&c, &curvature) in active.iter().zip(&curvatures) {
+            let alpha = self.rz[c] / curvature;
+            let column = &mut self.columns[c];
+            let breakdown = if !curvature.is_finite() {
+                Some(Breakdown::NonFinite)
+            } else if curvature <= 0.0 {
+                Some(Breakdown::NonPositiveCurvature { curvature })
+            } else if !(alpha.is_finite() && alpha > 0.0) {
+                Some(Breakdown::NonFinite)
+            } else {
+                None
+            };
+            if let Some(b) = breakdown {
+                column.status = ColumnStatus::Breakdown(b);
+                stopped.push(c);
+                continue;
+            }
+            if let Some(dirs) = column.directions.as_mut() {
+                dirs.push(self.d.col(c), self.ad.col(c));
+            }
+            moved.push(c);
+            alphas.push(alpha);
+        }
+        (moved, alphas)
+    }
+
+    /// `s = P⁻¹ r` on the columns that moved (a copy of `r` without a preconditioner; nothing
+    /// when `r` serves as `s`).
+    fn precondition(&mut self, moved: &[usize]) -> Result<()> {
+        if moved.is_empty() || self.s_is_r {
+            return Ok(());
+        }
+        let n = self.n;
+        match self.precond {
+            None => {
+                for &c in moved {
+                    self.s.col_mut(c).copy_from_slice(self.r.col(c));
+                }
+            }
+            Some(p) if moved.len() == self.ncols() => {
+                p.solve_into(self.r.as_ref(), self.s.as_mut())?;
+            }
+            Some(p) => {
+                let block = Mat::from_fn(n, moved.len(), |i, k| self.r.col(moved[k])[i]);
+                let out = p.solve_block(block.as_ref())?;
+                for (k, &c) in moved.iter().enumerate() {
+                    self.s.col_mut(c).copy_from_slice(out.col_as_slice(k));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Takes up to `steps` steps (fewer if every column stops first); returns the number
@@ -440,7 +551,7 @@ impl<'a> CgSolver<'a> {
     /// [`ColumnStatus::Running`].
     pub fn into_result(self) -> CgResult {
         CgResult {
-            solution: self.x,
+            solution: self.x.to_mat(),
             columns: self.columns,
             iterations: self.iteration,
         }
@@ -472,52 +583,4 @@ pub fn cg(
     let mut solver = CgSolver::new(op, rhs, precond, options)?;
     solver.run()?;
     Ok(solver.into_result())
-}
-
-/// `last_d = d`, `delta = α d`, `x += 1·delta`, elementwise; chunked in parallel above the
-/// vector kernels' threshold (each element's operations are the same either way).
-fn advance(alpha: f64, d: &[f64], last_d: &mut [f64], delta: &mut [f64], x: &mut [f64]) {
-    let kernel = |d: &[f64], last_d: &mut [f64], delta: &mut [f64], x: &mut [f64]| {
-        for (((&dv, l), di), xi) in d.iter().zip(last_d).zip(delta).zip(x) {
-            *l = dv;
-            *di = alpha * dv;
-            *xi += 1.0 * *di;
-        }
-    };
-    if d.len() < PARALLEL_THRESHOLD {
-        kernel(d, last_d, delta, x);
-    } else {
-        d.par_chunks(CHUNK)
-            .zip(last_d.par_chunks_mut(CHUNK))
-            .zip(delta.par_chunks_mut(CHUNK))
-            .zip(x.par_chunks_mut(CHUNK))
-            .for_each(|(((d, l), di), xi)| kernel(d, l, di, xi));
-    }
-}
-
-/// `d = s + β d`, elementwise; chunked in parallel above the vector kernels' threshold.
-fn next_direction(beta: f64, s: &[f64], d: &mut [f64]) {
-    let kernel = |s: &[f64], d: &mut [f64]| {
-        for (di, si) in d.iter_mut().zip(s) {
-            *di = si + beta * *di;
-        }
-    };
-    if s.len() < PARALLEL_THRESHOLD {
-        kernel(s, d);
-    } else {
-        d.par_chunks_mut(CHUNK)
-            .zip(s.par_chunks(CHUNK))
-            .for_each(|(d, s)| kernel(s, d));
-    }
-}
-
-/// `dst = src`, chunked in parallel above the vector kernels' threshold.
-fn copy(src: &[f64], dst: &mut [f64]) {
-    if src.len() < PARALLEL_THRESHOLD {
-        dst.copy_from_slice(src);
-    } else {
-        dst.par_chunks_mut(CHUNK)
-            .zip(src.par_chunks(CHUNK))
-            .for_each(|(d, s)| d.copy_from_slice(s));
-    }
 }

@@ -1,6 +1,6 @@
 //! One batched CG run with Russian-roulette accumulators.
 
-use faer::{ColRef, Mat, MatRef};
+use faer::{Mat, MatRef};
 use gp_linalg::LinearOperator;
 use rand::RngCore;
 
@@ -140,21 +140,36 @@ pub fn rr_cg(
         record_directions: false,
     };
     let mut solver = CgSolver::new(op, rhs, precond, &cg_options)?;
-    let (n, m) = (rhs.nrows(), rhs.ncols());
-    let mut estimates = vec![Mat::<f64>::zeros(n, m); draws.len()];
-    while let Some(step) = solver.step()? {
-        let j = step.iteration;
-        let weight = law.weight(j);
-        let increment = solver.increment();
-        for (estimate, &draw) in estimates.iter_mut().zip(draws) {
-            if j <= draw {
-                // In place: no temporary n × m block per draw and step.
-                for c in 0..m {
-                    accumulate(weight, increment.col(c), estimate.col_as_slice_mut(c))?;
-                }
-            }
+    // Every estimate is a prefix of one series: estimate_r = S_{J_r} with
+    // S_j = Σ_{i ≤ j} w_i Δ_i. So one running sum (added to in the pass that forms each
+    // increment) and a snapshot at each draw give every estimate with the additions, in
+    // the order, of one accumulator per draw. While every weight so far is 1 (j ≤ J_min),
+    // S_j is the CG iterate itself (`x += 1·Δ`, the same bits), and no sum is kept.
+    let mut sum: Option<Vec<f64>> = None;
+    let mut estimates: Vec<Option<Mat<f64>>> = vec![None; draws.len()];
+    loop {
+        let j = solver.iteration() + 1;
+        if j > j_hi {
+            break; // the solver stops there (its iteration cap)
         }
+        let weight = law.weight(j);
+        if sum.is_none() && weight != 1.0 {
+            sum = Some(column_major(solver.solution()));
+        }
+        let step = match sum.as_mut() {
+            Some(sum) => solver.step_accumulating(weight, &mut [sum.as_mut_slice()])?,
+            None => solver.step()?,
+        };
+        if step.is_none() {
+            break;
+        }
+        snapshot(&solver, sum.as_deref(), draws, &mut estimates, |draw| {
+            draw == j
+        });
     }
+    // Draws past the last iteration (every column stopped first) end with the full sum.
+    snapshot(&solver, sum.as_deref(), draws, &mut estimates, |_| true);
+    let estimates = estimates.into_iter().flatten().collect();
     let iterations = solver.iteration();
     let result = solver.into_result();
     Ok(RrCgResult {
@@ -166,14 +181,33 @@ pub fn rr_cg(
     })
 }
 
-/// `e += w · v` (`gp_linalg`'s `axpy`, parallel in chunks for long vectors; elementwise, so
-/// the same bits either way), through a copy when `v` is not contiguous.
-fn accumulate(weight: f64, v: ColRef<'_, f64>, e: &mut [f64]) -> Result<()> {
-    match v.try_as_col_major() {
-        Some(v) => gp_linalg::vector::axpy(weight, v.as_slice(), e)?,
-        None => gp_linalg::vector::axpy(weight, &v.iter().copied().collect::<Vec<_>>(), e)?,
+/// The iterate of `solver` as one column-major vector (column stride `n`).
+fn column_major(x: MatRef<'_, f64>) -> Vec<f64> {
+    let mut out = Vec::with_capacity(x.nrows() * x.ncols());
+    for c in 0..x.ncols() {
+        out.extend(x.col(c).iter());
     }
-    Ok(())
+    out
+}
+
+/// Takes the running sum (the iterate while no sum is kept) as the estimate of every draw
+/// that `due` selects and that has none yet.
+fn snapshot(
+    solver: &CgSolver<'_>,
+    sum: Option<&[f64]>,
+    draws: &[usize],
+    estimates: &mut [Option<Mat<f64>>],
+    due: impl Fn(usize) -> bool,
+) {
+    for (estimate, &draw) in estimates.iter_mut().zip(draws) {
+        if estimate.is_none() && due(draw) {
+            let x = solver.solution();
+            *estimate = Some(match sum {
+                Some(sum) => MatRef::from_column_major_slice(sum, x.nrows(), x.ncols()).to_owned(),
+                None => x.to_owned(),
+            });
+        }
+    }
 }
 
 /// Checks the draws against the law; returns the largest.

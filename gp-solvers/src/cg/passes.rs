@@ -1,0 +1,199 @@
+//! The vector work of one CG step for all columns at once, in passes over row chunks.
+//!
+//! Column by column, a step makes about a dozen passes over memory per column (two dots,
+//! the iterate and residual updates, the residual norms, the next direction, the caller's
+//! accumulators), each its own rayon call. Here each pass walks the rows once in chunks of
+//! [`CHUNK`] and does every column's work on the chunk while it is in cache.
+//!
+//! Every element sees the same operations in the same order as the column-by-column
+//! kernels, and every reduction sums per-chunk [`dot_chunk`] values in chunk order, as
+//! `gp_linalg::vector::dot` does; so the results are the same bits, whatever the thread
+//! count.
+
+use gp_linalg::vector::{dot_chunk, CHUNK, PARALLEL_THRESHOLD};
+use rayon::prelude::*;
+
+/// Splits every slice into pieces of [`CHUNK`] rows and regroups them by chunk:
+/// `out[k][c]` is chunk `k` of slice `c`. Slices of length `n` give `⌈n / CHUNK⌉` chunks.
+fn by_chunk<'a>(slices: Vec<&'a [f64]>, n: usize) -> Vec<Vec<&'a [f64]>> {
+    let mut out: Vec<Vec<&'a [f64]>> = (0..n.div_ceil(CHUNK))
+        .map(|_| Vec::with_capacity(slices.len()))
+        .collect();
+    for s in slices {
+        for (k, piece) in s.chunks(CHUNK).enumerate() {
+            out[k].push(piece);
+        }
+    }
+    out
+}
+
+/// [`by_chunk`] for mutable slices.
+fn by_chunk_mut<'a>(slices: Vec<&'a mut [f64]>, n: usize) -> Vec<Vec<&'a mut [f64]>> {
+    let mut out: Vec<Vec<&'a mut [f64]>> = (0..n.div_ceil(CHUNK))
+        .map(|_| Vec::with_capacity(slices.len()))
+        .collect();
+    for s in slices {
+        for (k, piece) in s.chunks_mut(CHUNK).enumerate() {
+            out[k].push(piece);
+        }
+    }
+    out
+}
+
+/// Runs `f` on every chunk's work item, in parallel for long vectors; the results in chunk
+/// order.
+fn over_chunks<T: Send, R: Send>(
+    n: usize,
+    items: Vec<T>,
+    f: impl Fn(T) -> R + Sync + Send,
+) -> Vec<R> {
+    if n < PARALLEL_THRESHOLD {
+        items.into_iter().map(f).collect()
+    } else {
+        items.into_par_iter().map(f).collect()
+    }
+}
+
+/// Adds per-chunk partial sums (`partials[k][c]`) in chunk order: one total per column.
+fn sum_partials(partials: &[Vec<f64>], columns: usize) -> Vec<f64> {
+    (0..columns)
+        .map(|c| partials.iter().map(|p| p[c]).sum::<f64>())
+        .collect()
+}
+
+/// `xᵀy` for every pair of columns `(x[c], y[c])`, all of length `n`.
+pub(super) fn column_dots(x: Vec<&[f64]>, y: Vec<&[f64]>, n: usize) -> Vec<f64> {
+    let columns = x.len();
+    let items: Vec<_> = by_chunk(x, n).into_iter().zip(by_chunk(y, n)).collect();
+    let partials = over_chunks(n, items, |(x, y)| {
+        x.iter()
+            .zip(&y)
+            .map(|(x, y)| dot_chunk(x, y))
+            .collect::<Vec<f64>>()
+    });
+    sum_partials(&partials, columns)
+}
+
+/// `rᵀs` and `rᵀr` for every pair of columns `(r[c], s[c])`, in one pass.
+pub(super) fn residual_dots(r: Vec<&[f64]>, s: Vec<&[f64]>, n: usize) -> (Vec<f64>, Vec<f64>) {
+    let columns = r.len();
+    let items: Vec<_> = by_chunk(r, n).into_iter().zip(by_chunk(s, n)).collect();
+    let partials = over_chunks(n, items, |(r, s)| {
+        let rs = r.iter().zip(&s).map(|(r, s)| dot_chunk(r, s)).collect();
+        let rr = r.iter().map(|r| dot_chunk(r, r)).collect();
+        (rs, rr)
+    });
+    let (rs, rr): (Vec<Vec<f64>>, Vec<Vec<f64>>) = partials.into_iter().unzip();
+    (sum_partials(&rs, columns), sum_partials(&rr, columns))
+}
+
+/// The columns one CG step moves, and what the step writes.
+pub(super) struct Advance<'a> {
+    /// `α` of each column.
+    pub alphas: &'a [f64],
+    /// The directions `d` used by the step.
+    pub d: Vec<&'a [f64]>,
+    /// Their products `A d`.
+    pub ad: Vec<&'a [f64]>,
+    /// The iterates (`x += 1·Δ`).
+    pub x: Vec<&'a mut [f64]>,
+    /// The residuals (`r += (−α) A d`).
+    pub r: Vec<&'a mut [f64]>,
+    /// Accumulators, each with its weight `w` (`e += w·Δ`); `targets[t][c]`.
+    pub targets: Vec<(f64, Vec<&'a mut [f64]>)>,
+}
+
+/// One chunk's share of an [`Advance`].
+struct AdvanceChunk<'a> {
+    d: Vec<&'a [f64]>,
+    ad: Vec<&'a [f64]>,
+    x: Vec<&'a mut [f64]>,
+    r: Vec<&'a mut [f64]>,
+    targets: Vec<Vec<&'a mut [f64]>>,
+}
+
+/// Applies a step's updates with `Δ = α d` formed in registers: `x += 1·Δ`, `e += w·Δ` for
+/// every accumulator, `r += (−α) A d` (the operations of a scaling and `axpy`s, so the same
+/// bits as with `Δ` stored). With `residual_squares`, also returns `rᵀr` of the updated residuals
+/// (summed as `dot` sums), from the same pass.
+pub(super) fn advance(step: Advance<'_>, n: usize, residual_squares: bool) -> Option<Vec<f64>> {
+    let Advance {
+        alphas,
+        d,
+        ad,
+        x,
+        r,
+        targets,
+    } = step;
+    let columns = alphas.len();
+    let weights: Vec<f64> = targets.iter().map(|(w, _)| *w).collect();
+    let mut target_chunks: Vec<std::vec::IntoIter<Vec<&mut [f64]>>> = targets
+        .into_iter()
+        .map(|(_, t)| by_chunk_mut(t, n).into_iter())
+        .collect();
+    let mut items = Vec::with_capacity(n.div_ceil(CHUNK));
+    let chunked = by_chunk(d, n)
+        .into_iter()
+        .zip(by_chunk(ad, n))
+        .zip(by_chunk_mut(x, n))
+        .zip(by_chunk_mut(r, n));
+    for (((d, ad), x), r) in chunked {
+        let targets = target_chunks
+            .iter_mut()
+            .map(|t| t.next().unwrap_or_default())
+            .collect();
+        items.push(AdvanceChunk {
+            d,
+            ad,
+            x,
+            r,
+            targets,
+        });
+    }
+    let partials = over_chunks(n, items, |mut chunk| {
+        let mut squares = Vec::with_capacity(if residual_squares { columns } else { 0 });
+        for (c, &alpha) in alphas.iter().enumerate() {
+            let (d, ad) = (chunk.d[c], chunk.ad[c]);
+            for (x, &dv) in chunk.x[c].iter_mut().zip(d) {
+                *x += 1.0 * (alpha * dv);
+            }
+            for (t, &w) in chunk.targets.iter_mut().zip(&weights) {
+                for (e, &dv) in t[c].iter_mut().zip(d) {
+                    *e += w * (alpha * dv);
+                }
+            }
+            let r = &mut *chunk.r[c];
+            for (ri, &v) in r.iter_mut().zip(ad) {
+                *ri += -alpha * v;
+            }
+            if residual_squares {
+                squares.push(dot_chunk(r, r));
+            }
+        }
+        squares
+    });
+    residual_squares.then(|| sum_partials(&partials, columns))
+}
+
+/// The next directions `s + β d` for every column, written to `out` (the caller swaps the
+/// buffers, so the old `d` stays as the last step's direction without a copy), in one pass.
+pub(super) fn next_directions(
+    betas: &[f64],
+    s: Vec<&[f64]>,
+    d: Vec<&[f64]>,
+    out: Vec<&mut [f64]>,
+    n: usize,
+) {
+    let items: Vec<_> = by_chunk(s, n)
+        .into_iter()
+        .zip(by_chunk(d, n))
+        .zip(by_chunk_mut(out, n))
+        .collect();
+    over_chunks(n, items, |((s, d), mut out)| {
+        for (((s, d), out), &beta) in s.iter().zip(&d).zip(out.iter_mut()).zip(betas) {
+            for ((o, si), di) in out.iter_mut().zip(s.iter()).zip(d.iter()) {
+                *o = si + beta * di;
+            }
+        }
+    });
+}
