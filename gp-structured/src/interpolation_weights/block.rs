@@ -154,6 +154,61 @@ fn scatter_block_body<const D: usize>(
     }
 }
 
+/// `out = lane q of vals (+ α v)`, through slices when the columns are contiguous.
+fn write_lane(
+    vals: &[Lanes],
+    q: usize,
+    shift: Option<(f64, faer::ColRef<'_, f64>)>,
+    mut out: faer::ColMut<'_, f64>,
+) {
+    let shift_slice = shift.map(|(alpha, v)| (alpha, v.try_as_col_major().map(|v| v.as_slice())));
+    match (out.rb_mut().try_as_col_major_mut(), shift_slice) {
+        (Some(o), None) => {
+            for (o, v) in o.as_slice_mut().iter_mut().zip(vals) {
+                *o = v[q];
+            }
+        }
+        (Some(o), Some((alpha, Some(s)))) => {
+            for ((o, v), &sv) in o.as_slice_mut().iter_mut().zip(vals).zip(s) {
+                *o = v[q] + alpha * sv;
+            }
+        }
+        _ => {
+            for (j, v) in vals.iter().enumerate() {
+                out[j] = match shift {
+                    Some((alpha, s)) => v[q] + alpha * s[j],
+                    None => v[q],
+                };
+            }
+        }
+    }
+}
+
+/// Rows of `V` turned row major per tile in the `Wᵀ` pass: 24 KiB, so a tile stays in L1
+/// between its filling and its scatter, and no `n × 12` copy of `V` is made.
+const TILE_ROWS: usize = 256;
+
+/// Rows `i0 .. i0 + rows.len()` of columns `c0 .. c0 + width` of `x` into `rows` (lanes
+/// past `width` keep their values: the caller's zeros, whose sums are never read).
+fn fill_rows(x: MatRef<'_, f64>, c0: usize, width: usize, i0: usize, rows: &mut [Lanes]) {
+    let len = rows.len();
+    for c in 0..width {
+        let col = x.col(c0 + c).subrows(i0, len);
+        match col.try_as_col_major() {
+            Some(col) => {
+                for (row, &v) in rows.iter_mut().zip(col.as_slice()) {
+                    row[c] = v;
+                }
+            }
+            None => {
+                for (row, &v) in rows.iter_mut().zip(col.iter()) {
+                    row[c] = v;
+                }
+            }
+        }
+    }
+}
+
 /// Columns `c0 .. c0 + width` of `x` as rows of [`LANES`] (zero padded).
 fn rows_of(x: MatRef<'_, f64>, c0: usize, width: usize) -> Vec<Lanes> {
     let mut rows = vec![[0.0; LANES]; x.nrows()];
@@ -224,13 +279,10 @@ impl InterpolationWeights {
                         _ => gather_block::<3>(scheme, taus, starts, strides, &xg, &mut vals),
                     }
                     for q in 0..width {
-                        let mut col = out.rb_mut().col_mut(q);
-                        for (j, v) in vals.iter().enumerate() {
-                            col[j] = match shift {
-                                Some((alpha, s)) => v[q] + alpha * s[(row0 + j, c0 + q)],
-                                None => v[q],
-                            };
-                        }
+                        let col = out.rb_mut().col_mut(q);
+                        let shifted =
+                            shift.map(|(alpha, s)| (alpha, s.col(c0 + q).subrows(row0, len)));
+                        write_lane(&vals, q, shifted, col);
                     }
                 });
         }
@@ -247,7 +299,6 @@ impl InterpolationWeights {
         let per = n.div_ceil(nblocks).max(1);
         for c0 in (0..v.ncols()).step_by(LANES) {
             let width = LANES.min(v.ncols() - c0);
-            let vr = rows_of(v, c0, width);
             let parts: Vec<(usize, Vec<Lanes>)> = (0..nblocks)
                 .into_par_iter()
                 .map(|b| {
@@ -259,15 +310,19 @@ impl InterpolationWeights {
                         });
                     let lo = lo.min(hi);
                     let mut buf = vec![[0.0; LANES]; hi.saturating_sub(lo)];
-                    let (bt, bs, bv) = (
-                        &self.taus[rows.start * d..rows.end * d],
-                        &self.starts[rows.clone()],
-                        &vr[rows.clone()],
-                    );
-                    match d {
-                        1 => scatter_block::<1>(scheme, bt, bs, strides, bv, lo, &mut buf),
-                        2 => scatter_block::<2>(scheme, bt, bs, strides, bv, lo, &mut buf),
-                        _ => scatter_block::<3>(scheme, bt, bs, strides, bv, lo, &mut buf),
+                    // The block's rows of V, a tile at a time in row-major form (the
+                    // scatter is row by row, so tiles give the same sums as one call).
+                    let mut tile = vec![[0.0; LANES]; TILE_ROWS];
+                    for t0 in rows.clone().step_by(TILE_ROWS) {
+                        let t1 = (t0 + TILE_ROWS).min(rows.end);
+                        let vt = &mut tile[..t1 - t0];
+                        fill_rows(v, c0, width, t0, vt);
+                        let (bt, bs) = (&self.taus[t0 * d..t1 * d], &self.starts[t0..t1]);
+                        match d {
+                            1 => scatter_block::<1>(scheme, bt, bs, strides, vt, lo, &mut buf),
+                            2 => scatter_block::<2>(scheme, bt, bs, strides, vt, lo, &mut buf),
+                            _ => scatter_block::<3>(scheme, bt, bs, strides, vt, lo, &mut buf),
+                        }
                     }
                     (lo, buf)
                 })
