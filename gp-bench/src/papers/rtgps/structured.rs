@@ -146,10 +146,10 @@ impl Experiment for StructuredTraining {
         match size {
             RunSize::Smoke => 2.0,
             RunSize::Quick => 5.0,
-            // Measured at n = 278 319 on a 32³ grid: SKI 3.6–3.7 s per step (2026-11-27,
-            // quiet, `ski_rtgps_step` example, cell-ordered points); GSGP 6.7 s (3 steps, on
-            // an older host beside two fold jobs).
-            RunSize::Full => 300.0 * (3.7 + 6.7),
+            // Measured by a whole `--full` run at n = 278 319 on a 32³ grid: SKI 2.77 s per
+            // step (832 s for 300, quiet) plus a 4854-iteration mean solve; GSGP 2.16 s per
+            // step beside a CI run (2026-11-27).
+            RunSize::Full => 300.0 * (2.8 + 2.2) + 60.0,
         }
     }
 
@@ -345,21 +345,37 @@ impl Experiment for StructuredTraining {
                 ),
                 table,
             }],
-            notes: vec![
+            notes: vec![format!(
                 "3DRoad is not in the data directory: the data are a labelled synthetic 3-D \
-                 stand-in of the paper's training size at --full. SKI and GSGP are the same \
-                 model (GSGP keeps WᵀW, Wᵀy, yᵀy instead of W and y); their RR-CG estimates \
-                 differ in their probes (n-space Rademacher for SKI, grid-space for GSGP), so \
-                 the two trainings follow different random paths to the same optimum. Neither \
-                 is preconditioned. The paper trained 3DRoad with an exact GP on KeOps from the \
-                 sgGP solution; it has no SKI row."
-                    .into(),
-            ],
+                     stand-in of the paper's training size at --full. SKI and GSGP are the same \
+                     model (GSGP keeps WᵀW, Wᵀy, yᵀy instead of W and y); their RR-CG estimates \
+                     differ in their probes (n-space Rademacher for SKI, grid-space for GSGP), \
+                     so the two trainings follow different random paths and need not end at the \
+                     same hyperparameters (here: length scales {} and {}; test RMSE {:.4} and \
+                     {:.4}). Neither is preconditioned, training nor prediction. The paper \
+                     trained 3DRoad with an exact GP on KeOps from the sgGP solution; it has no \
+                     SKI row.",
+                length_scales(&runs[0]),
+                length_scales(&runs[1]),
+                runs[0].rmse,
+                runs[1].rmse
+            )],
             raw,
             curves: Vec::new(),
             checks,
         })
     }
+}
+
+/// The learned length scales of a run, for the notes.
+fn length_scales(run: &Run) -> String {
+    let lp = final_log_params(&run.result);
+    let ells: Vec<String> = lp
+        .iter()
+        .take(3)
+        .map(|v| format!("{:.2}", v.exp()))
+        .collect();
+    ells.join("/")
 }
 
 fn final_log_params(result: &ObjectiveTrainResult<SquaredExponential>) -> Vec<f64> {
