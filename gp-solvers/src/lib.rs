@@ -36,7 +36,7 @@
 //!   `e₁ᵀ f(T) e₁`; the tridiagonal implied by CG coefficients.
 //! * [`truncation`] and [`rr_cg`](mod@rr_cg): truncation laws ([`TruncationLaw`]: exponential
 //!   decay, 1/J, fixed) and Russian-roulette truncated CG ([`rr_cg()`]): unbiased solves from
-//!   one batched CG run with one accumulator per draw of the depth `J`, and the unbiased
+//!   one batched CG run (one estimate per draw of the depth `J`), and the unbiased
 //!   RR-SLQ log-determinant ([`rr_slq_log_det`]).
 //! * [`slq`] and [`trace`]: stochastic Lanczos quadrature for `log det A` (with
 //!   preconditioning: `log det P + SLQ(P^{-1/2} A P^{-1/2})`) and Hutchinson estimators,

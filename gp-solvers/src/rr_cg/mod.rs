@@ -12,9 +12,12 @@
 //! ```
 //!
 //! which is unbiased for the series truncated at the law's largest depth. [`rr_cg`] runs
-//! one batched CG of `max(J₁, …, J_r)` iterations and keeps one such accumulator per draw
+//! one batched CG of `max(J₁, …, J_r)` iterations and returns one such estimate per draw
 //! (the gradient of the log marginal likelihood needs two independent estimates of
-//! `K⁻¹y`, spec §2.1), besides the plain iterate and the CG coefficients.
+//! `K⁻¹y`, spec §2.1), besides the plain iterate and the CG coefficients. The estimates are
+//! prefixes of one weighted series, so the run keeps a single running sum, added to inside
+//! the CG step ([`CgSolver::step_accumulating`](crate::CgSolver::step_accumulating)), and
+//! takes a copy of it at each draw.
 //! [`RrSeries`] keeps the same accumulators for any solver fed iterate by iterate (the
 //! factorized CG of GSGP). [`rr_slq_log_det`] re-weights the telescoping series of stochastic Lanczos quadrature
 //! over the Lanczos depth in the same way.
