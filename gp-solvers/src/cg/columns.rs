@@ -24,12 +24,11 @@ impl ColumnBlock {
 
     /// A copy of `a`.
     pub(super) fn from_mat(a: MatRef<'_, f64>) -> Self {
-        let (n, m) = (a.nrows(), a.ncols());
-        let mut data = Vec::with_capacity(n * m);
-        for c in 0..m {
-            data.extend(a.col(c).iter());
+        Self {
+            data: column_major(a),
+            n: a.nrows(),
+            m: a.ncols(),
         }
-        Self { data, n, m }
     }
 
     /// Column `c`.
@@ -66,6 +65,16 @@ impl ColumnBlock {
     pub(super) fn to_mat(&self) -> Mat<f64> {
         self.as_ref().to_owned()
     }
+}
+
+/// `a` as one column-major vector with column stride `nrows` (the layout of the CG state and
+/// of [`CgSolver::step_accumulating`](super::CgSolver::step_accumulating)'s targets).
+pub(crate) fn column_major(a: MatRef<'_, f64>) -> Vec<f64> {
+    let mut data = Vec::with_capacity(a.nrows() * a.ncols());
+    for c in 0..a.ncols() {
+        data.extend(a.col(c).iter());
+    }
+    data
 }
 
 /// The columns `cols` (strictly increasing) of the column-major buffer `data` with column

@@ -1,7 +1,7 @@
 //! Batched preconditioned conjugate gradients (mBCG) with a step interface, per-column
 //! statuses, the Lanczos coefficients and optional full re-orthogonalization.
 
-mod columns;
+pub(crate) mod columns;
 pub(crate) mod kernels;
 pub(crate) mod options;
 mod passes;

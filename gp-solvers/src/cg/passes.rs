@@ -13,31 +13,33 @@
 use gp_linalg::vector::{dot_chunk, CHUNK, PARALLEL_THRESHOLD};
 use rayon::prelude::*;
 
-/// Splits every slice into pieces of [`CHUNK`] rows and regroups them by chunk:
-/// `out[k][c]` is chunk `k` of slice `c`. Slices of length `n` give `⌈n / CHUNK⌉` chunks.
-fn by_chunk<'a>(slices: Vec<&'a [f64]>, n: usize) -> Vec<Vec<&'a [f64]>> {
-    let mut out: Vec<Vec<&'a [f64]>> = (0..n.div_ceil(CHUNK))
+/// Splits every slice into pieces of [`CHUNK`] rows (by `split`) and regroups them by
+/// chunk: `out[k][c]` is chunk `k` of slice `c`. Slices of length `n` give `⌈n / CHUNK⌉`
+/// chunks.
+fn regroup<S, I: Iterator<Item = S>>(
+    slices: Vec<S>,
+    n: usize,
+    split: impl Fn(S) -> I,
+) -> Vec<Vec<S>> {
+    let mut out: Vec<Vec<S>> = (0..n.div_ceil(CHUNK))
         .map(|_| Vec::with_capacity(slices.len()))
         .collect();
     for s in slices {
-        for (k, piece) in s.chunks(CHUNK).enumerate() {
+        for (k, piece) in split(s).enumerate() {
             out[k].push(piece);
         }
     }
     out
 }
 
-/// [`by_chunk`] for mutable slices.
-fn by_chunk_mut<'a>(slices: Vec<&'a mut [f64]>, n: usize) -> Vec<Vec<&'a mut [f64]>> {
-    let mut out: Vec<Vec<&'a mut [f64]>> = (0..n.div_ceil(CHUNK))
-        .map(|_| Vec::with_capacity(slices.len()))
-        .collect();
-    for s in slices {
-        for (k, piece) in s.chunks_mut(CHUNK).enumerate() {
-            out[k].push(piece);
-        }
-    }
-    out
+/// [`regroup`] for shared slices.
+fn by_chunk(slices: Vec<&[f64]>, n: usize) -> Vec<Vec<&[f64]>> {
+    regroup(slices, n, |s| s.chunks(CHUNK))
+}
+
+/// [`regroup`] for mutable slices.
+fn by_chunk_mut(slices: Vec<&mut [f64]>, n: usize) -> Vec<Vec<&mut [f64]>> {
+    regroup(slices, n, |s| s.chunks_mut(CHUNK))
 }
 
 /// Runs `f` on every chunk's work item, in parallel for long vectors; the results in chunk

@@ -4,6 +4,7 @@ use faer::{Mat, MatRef};
 use gp_linalg::LinearOperator;
 use rand::RngCore;
 
+use crate::cg::columns::column_major;
 use crate::cg::{CgColumn, CgOptions, CgSolver};
 use crate::error::{invalid, Result};
 use crate::precond::Preconditioner;
@@ -179,15 +180,6 @@ pub fn rr_cg(
         iterations,
         columns: result.columns,
     })
-}
-
-/// The iterate of `solver` as one column-major vector (column stride `n`).
-fn column_major(x: MatRef<'_, f64>) -> Vec<f64> {
-    let mut out = Vec::with_capacity(x.nrows() * x.ncols());
-    for c in 0..x.ncols() {
-        out.extend(x.col(c).iter());
-    }
-    out
 }
 
 /// Takes the running sum (the iterate while no sum is kept) as the estimate of every draw

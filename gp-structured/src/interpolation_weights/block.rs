@@ -209,36 +209,17 @@ fn fill_rows(x: MatRef<'_, f64>, c0: usize, width: usize, i0: usize, rows: &mut 
     }
 }
 
-/// Columns `c0 .. c0 + width` of `x` as rows of [`LANES`] (zero padded).
+/// Columns `c0 .. c0 + width` of `x` as rows of [`LANES`] (zero padded), filled a
+/// [`TILE_ROWS`] tile at a time so the rows stay in L1 across the columns.
 fn rows_of(x: MatRef<'_, f64>, c0: usize, width: usize) -> Vec<Lanes> {
     let mut rows = vec![[0.0; LANES]; x.nrows()];
-    let cols: Vec<Option<&[f64]>> = (c0..c0 + width)
-        .map(|c| x.col(c).try_as_col_major().map(|col| col.as_slice()))
-        .collect();
-    if cols.iter().all(Option::is_some) {
-        // Row by row from contiguous columns: one write stream, `width` read streams.
-        let cols: Vec<&[f64]> = cols.into_iter().flatten().collect();
-        rows.par_chunks_mut(ROW_CHUNK)
-            .enumerate()
-            .for_each(|(b, chunk)| {
-                // 256 rows (24 KiB) at a time, so the rows stay in L1 across the columns.
-                for (s, rows) in chunk.chunks_mut(256).enumerate() {
-                    let (i0, len) = (b * ROW_CHUNK + s * 256, rows.len());
-                    for (c, col) in cols.iter().enumerate() {
-                        for (row, &v) in rows.iter_mut().zip(&col[i0..i0 + len]) {
-                            row[c] = v;
-                        }
-                    }
-                }
-            });
-        return rows;
-    }
-    for c in 0..width {
-        let col = x.col(c0 + c);
-        for (i, row) in rows.iter_mut().enumerate() {
-            row[c] = col[i];
-        }
-    }
+    rows.par_chunks_mut(ROW_CHUNK)
+        .enumerate()
+        .for_each(|(b, chunk)| {
+            for (s, tile) in chunk.chunks_mut(TILE_ROWS).enumerate() {
+                fill_rows(x, c0, width, b * ROW_CHUNK + s * TILE_ROWS, tile);
+            }
+        });
     rows
 }
 
