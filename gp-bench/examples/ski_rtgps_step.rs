@@ -7,7 +7,8 @@
 //!
 //! `cargo run --release -p gp-bench --example ski_rtgps_step -- [n] [grid] [repeats]`
 //! (defaults 278319, 32, 2). Inputs are uniform in `[−1, 1]³`, targets a smooth function plus
-//! noise of sd 0.1; hyperparameters at GPyTorch's start (ℓ = s = σ² ≈ 0.693).
+//! noise of sd 0.1; hyperparameters at GPyTorch's start (ℓ = s = σ² ≈ 0.693); the rank-5
+//! pivoted-Cholesky preconditioner of the training (`SkiCovariance::with_options`).
 
 use std::time::Instant;
 
@@ -68,7 +69,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let krylov = gp_models::objective::KrylovObjectiveOptions::default();
     for rep in 0..repeats {
         let t = Instant::now();
-        let cov = SkiCovariance::new(&ski)?;
+        let cov = SkiCovariance::with_options(&ski, &krylov)?;
         let e = krylov_estimate(
             &cov,
             ski.train_y().as_mat(),

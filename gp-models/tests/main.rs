@@ -47,6 +47,7 @@ mod ski_dense;
 mod ski_errors;
 mod ski_gradient;
 mod ski_love;
+mod ski_preconditioner;
 mod ski_threads;
 mod train_start;
 mod unconverged;

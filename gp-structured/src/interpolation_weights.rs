@@ -43,6 +43,7 @@ use crate::interpolation::{
 use crate::slice_util::{col_as_slice, with_out_slice};
 
 mod block;
+mod diagonal;
 
 /// Rows per parallel task in `W v`, and the fewest rows of a block of `Wᵀ v`.
 pub(crate) const ROW_CHUNK: usize = 4096;

@@ -548,3 +548,65 @@ fn block_products_equal_column_by_column_products_bitwise() {
         );
     }
 }
+
+/// `diag(W K_G Wᵀ)` for `K_G = s ⊗ T(c_l)` against the dense product, in one to three
+/// dimensions, cubic and linear, with clamped points outside the grid and more rows than one
+/// parallel chunk.
+#[test]
+fn toeplitz_kronecker_diagonal_matches_the_dense_product() {
+    let clamped = InterpolationOptions {
+        scheme: InterpolationScheme::Cubic,
+        out_of_grid: OutOfGrid::Clamp,
+    };
+    for (sizes, n, opts, seed) in [
+        (vec![30], 9000, CUBIC, 21),
+        (vec![9, 6], 50, LINEAR, 22),
+        (vec![9, 6, 7], 60, CUBIC, 23),
+        (vec![8, 7, 6], 40, clamped, 24),
+    ] {
+        let (grid, mut x) = setup(&sizes, n, opts.scheme, seed);
+        if opts.out_of_grid == OutOfGrid::Clamp {
+            // Some points beyond the padded grid on either side.
+            for i in (0..n).step_by(5) {
+                x[(i, 0)] = if i % 2 == 0 { -0.9 } else { 1.8 };
+            }
+        }
+        let w = InterpolationWeights::new(&grid, x.as_ref(), opts).unwrap();
+        // Squared-exponential first columns with a different length scale per axis.
+        let columns: Vec<Vec<f64>> = sizes
+            .iter()
+            .enumerate()
+            .map(|(l, &m)| {
+                (0..m)
+                    .map(|k| (-0.5 * (k as f64 / (1.5 + l as f64)).powi(2)).exp())
+                    .collect()
+            })
+            .collect();
+        let scale = 1.7;
+        let mut k = Mat::from_fn(1, 1, |_, _| scale);
+        for c in &columns {
+            let t = Mat::from_fn(c.len(), c.len(), |i, j| c[i.abs_diff(j)]);
+            k = k.kron(&t);
+        }
+        let dense = w.to_dense();
+        let expected = &dense * &k * dense.transpose();
+        let refs: Vec<&[f64]> = columns.iter().map(Vec::as_slice).collect();
+        let diagonal = w.toeplitz_kronecker_diagonal(scale, &refs).unwrap();
+        assert_eq!(diagonal.len(), n);
+        for (i, value) in diagonal.iter().enumerate() {
+            assert_relative_eq!(
+                *value,
+                expected[(i, i)],
+                max_relative = 1e-12,
+                epsilon = 1e-14
+            );
+        }
+        // One column short, a column of the wrong length, a non-finite scale.
+        assert!(w.toeplitz_kronecker_diagonal(scale, &refs[1..]).is_err());
+        let short = [&columns[0][..2]];
+        if sizes.len() == 1 {
+            assert!(w.toeplitz_kronecker_diagonal(scale, &short).is_err());
+        }
+        assert!(w.toeplitz_kronecker_diagonal(f64::NAN, &refs).is_err());
+    }
+}

@@ -8,9 +8,10 @@
 
 use std::sync::Arc;
 
+use faer::Col;
 use gp_kernels::Kernel;
 use gp_linalg::{LinearOperator, SharedOperator};
-use gp_structured::{Kronecker, RegularGrid, SymmetricToeplitz};
+use gp_structured::{InterpolationWeights, Kronecker, RegularGrid, SymmetricToeplitz};
 
 use crate::error::{ModelError, Result};
 
@@ -140,6 +141,19 @@ impl GridKernel {
     /// The unit-scale first column `c_l` of the Toeplitz factor of dimension `l`.
     pub fn first_column(&self, l: usize) -> Option<&[f64]> {
         self.columns.get(l).map(Vec::as_slice)
+    }
+
+    /// `diag(W K_G Wᵀ)`: the prior variances `w_iᵀ K_G w_i` of the points interpolated by
+    /// `w`, in `O(d·w²)` per point for stencils of width `w` (the product over the dimensions
+    /// of each stencil's 1-D quadratic form,
+    /// [`InterpolationWeights::toeplitz_kronecker_diagonal`]).
+    ///
+    /// Errors with [`ModelError::Structured`] when `w` interpolates onto another grid
+    /// (a different number of dimensions or axis sizes).
+    pub fn interpolated_diagonal(&self, w: &InterpolationWeights) -> Result<Col<f64>> {
+        let columns: Vec<&[f64]> = self.columns.iter().map(Vec::as_slice).collect();
+        let diagonal = w.toeplitz_kronecker_diagonal(self.scale, &columns)?;
+        Ok(Col::from_fn(diagonal.len(), |i| diagonal[i]))
     }
 
     /// Number of grid points `m`.

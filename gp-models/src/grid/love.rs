@@ -7,7 +7,7 @@
 //! With the grid caches `R = K_G Wᵀ Q` and `R' = R T⁻¹` (`m × k` each) of a `k`-step run
 //! (`K̂⁻¹ ≈ Q T⁻¹ Qᵀ`), the subtracted term of the posterior covariance of test points is
 //! `(W* R)(W* R')ᵀ`: `O(4^d k)` per test point. The prior term `W* K_G W*ᵀ` comes from the
-//! stencils (`O(16^d)` per pair).
+//! stencils (`O(16^d)` per pair, `O(16 d)` per variance).
 
 use std::sync::{Arc, Mutex};
 
@@ -19,7 +19,7 @@ use gp_structured::{InterpolationOptions, InterpolationWeights, RegularGrid};
 use crate::core::{LatentPrediction, PredictRequest, SolveReport, VarianceSource};
 use crate::error::{ModelError, Result};
 use crate::grid::kernel::GridKernel;
-use crate::grid::stencil::{prior_covariance, prior_variance};
+use crate::grid::stencil::prior_covariance;
 
 /// The start vector of the LOVE Lanczos run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -131,12 +131,12 @@ impl LoveCache {
     }
 
     /// The low-rank posterior variances of the latent function at the rows of `x_test`,
-    /// clamped at 0: `O(16^d + 4^d k)` per point.
+    /// clamped at 0: `O(d·16 + 4^d k)` per point.
     ///
     /// Errors as [`latent_covariance`](Self::latent_covariance).
     pub fn latent_variance(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>> {
         let ws = self.weights(x_test)?;
-        let prior = prior_variance(&self.grid_kernel, &ws);
+        let prior = self.grid_kernel.interpolated_diagonal(&ws)?;
         let a = ws.apply_block(self.r.as_ref())?;
         let b = ws.apply_block(self.r_prime.as_ref())?;
         Ok(Col::from_fn(prior.nrows(), |i| {

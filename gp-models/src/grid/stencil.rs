@@ -2,7 +2,7 @@
 //! `4^d` entries of each row (`O(16^d d)` per pair, independent of `m`), and `W*ᵀ` as a
 //! dense `m × b` block.
 
-use faer::{Col, Mat};
+use faer::Mat;
 use gp_structured::InterpolationWeights;
 
 use crate::grid::kernel::GridKernel;
@@ -36,12 +36,6 @@ pub(crate) fn prior_covariance(
 ) -> Mat<f64> {
     let (ra, rb) = (rows(wa), rows(wb));
     Mat::from_fn(ra.len(), rb.len(), |i, j| stencil_form(gk, &ra[i], &rb[j]))
-}
-
-/// The prior SKI variances `w_iᵀ K_G w_i`.
-pub(crate) fn prior_variance(gk: &GridKernel, w: &InterpolationWeights) -> Col<f64> {
-    let r = rows(w);
-    Col::from_fn(r.len(), |i| stencil_form(gk, &r[i], &r[i]))
 }
 
 /// Rows `start .. start + len` of `w`, transposed into a dense `m × len` block.

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use crate::core::predict::{with_noise, VARIANCE_BLOCK};
 use crate::core::SolveReport;
 use crate::error::Result;
-use crate::grid::stencil::{prior_covariance, prior_variance, transposed_block};
+use crate::grid::stencil::{prior_covariance, transposed_block};
 use crate::gsgp::model::{Gsgp, MeanCache};
 use crate::gsgp::solve::factorized_report;
 
@@ -127,7 +127,7 @@ impl<K: Kernel> Gsgp<K> {
     pub fn predict_latent_variance(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>> {
         let ws = self.test_weights(x_test)?;
         let b = x_test.nrows();
-        let mut out = prior_variance(&self.grid_kernel, &ws);
+        let mut out = self.grid_kernel.interpolated_diagonal(&ws)?;
         for b0 in (0..b).step_by(VARIANCE_BLOCK) {
             let len = VARIANCE_BLOCK.min(b - b0);
             let (r_hat, u, _) = self.cross_solves(&ws, b0, len)?;

@@ -78,6 +78,30 @@ impl GridPriorKernel {
             Self::Multilevel(t) => t.entry(a, b),
         }
     }
+
+    /// `diag(W K_G Wᵀ)`: from the stencils' 1-D quadratic forms for a Kronecker `K_G`,
+    /// from the `4^d × 4^d` grid-kernel entries of each stencil for a multilevel one.
+    fn interpolated_diagonal(&self, w: &InterpolationWeights) -> Result<Col<f64>> {
+        if let Self::Kronecker(k) = self {
+            return k.interpolated_diagonal(w);
+        }
+        let mut out = Col::zeros(w.num_rows());
+        for i in 0..w.num_rows() {
+            let (idx, wts) = w.row(i).ok_or(ModelError::LengthMismatch {
+                context: "SkiPrior::prior_variances (interpolation rows)",
+                expected: w.num_rows(),
+                found: i,
+            })?;
+            let mut v = 0.0;
+            for (a, wa) in idx.iter().zip(&wts) {
+                for (b, wb) in idx.iter().zip(&wts) {
+                    v += wa * wb * self.entry(*a, *b);
+                }
+            }
+            out[i] = v;
+        }
+        Ok(out)
+    }
 }
 
 /// `K_G` of a stationary kernel that is not separable (an isotropic Matérn in `d ≥ 2`): the
@@ -208,29 +232,15 @@ impl<K: Kernel + Clone> SkiPrior<K> {
         })
     }
 
-    /// The prior variances `diag(W⋄ K_G W⋄ᵀ)` at the test points (`4^d × 4^d` grid-kernel
-    /// entries per point), consistent with [`cross`](Self::cross).
+    /// The prior variances `diag(W⋄ K_G W⋄ᵀ)` at the test points (for a separable kernel
+    /// from the stencils' 1-D quadratic forms,
+    /// [`GridKernel::interpolated_diagonal`](crate::grid::GridKernel::interpolated_diagonal)),
+    /// consistent with [`cross`](Self::cross).
     ///
     /// Errors: as [`cross`](Self::cross).
     pub fn prior_variances(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>> {
-        let w = self.test_weights(x_test)?;
-        let kg = &self.grid_kernel;
-        let mut out = Col::zeros(x_test.nrows());
-        for i in 0..x_test.nrows() {
-            let (idx, wts) = w.row(i).ok_or(ModelError::LengthMismatch {
-                context: "SkiPrior::prior_variances (interpolation rows)",
-                expected: x_test.nrows(),
-                found: i,
-            })?;
-            let mut v = 0.0;
-            for (a, wa) in idx.iter().zip(&wts) {
-                for (b, wb) in idx.iter().zip(&wts) {
-                    v += wa * wb * kg.entry(*a, *b);
-                }
-            }
-            out[i] = v;
-        }
-        Ok(out)
+        self.grid_kernel
+            .interpolated_diagonal(&self.test_weights(x_test)?)
     }
 }
 

@@ -1,28 +1,33 @@
 //! The SKI covariance `W K_G Wᵀ + σ²I` for the CG and RR-CG estimators: RR-CG training of a
-//! structured model without truncation bias.
+//! structured model without truncation bias, with the pivoted-Cholesky preconditioner of
+//! [`SkiKernelColumns`] from [`KrylovObjectiveOptions::min_preconditioning_size`] points on.
 
 use faer::{Mat, MatRef};
 use gp_kernels::Kernel;
-use gp_linalg::{LinearOperator, TransposeOperator};
+use gp_linalg::{LinearOperator, LowRankPlusDiagonal, TransposeOperator};
 use gp_solvers::Preconditioner;
 use gp_structured::Kronecker;
 
 use crate::error::{ModelError, Result};
+use crate::objective::estimator::KrylovObjectiveOptions;
 use crate::objective::krylov::KrylovCovariance;
-use crate::ski::{Ski, SkiOperator};
+use crate::ski::{Ski, SkiKernelColumns, SkiOperator};
 
-/// A fitted [`Ski`] model as a [`KrylovCovariance`]: products with `W K_G Wᵀ + σ²I` (no
-/// preconditioner, as the SKI model itself), contractions
+/// A fitted [`Ski`] model as a [`KrylovCovariance`]: products with `W K_G Wᵀ + σ²I`,
+/// optionally preconditioned by the rank-`k` pivoted Cholesky `L Lᵀ + σ²I` of `W K_G Wᵀ`
+/// ([`with_options`](Self::with_options)), contractions
 /// `Lᵀ W (∂K_G/∂θ) Wᵀ R = (WᵀL)ᵀ (∂K_G/∂θ) (WᵀR)` with the Kronecker derivatives of the
 /// grid kernel.
 pub struct SkiCovariance<'a, K> {
     ski: &'a Ski<K>,
     operator: SkiOperator<'a>,
     derivatives: Vec<Kronecker>,
+    preconditioner: Option<LowRankPlusDiagonal>,
 }
 
 impl<'a, K: Kernel> SkiCovariance<'a, K> {
-    /// The covariance of `ski` at its current hyperparameters.
+    /// The covariance of `ski` at its current hyperparameters, without a preconditioner
+    /// (as the SKI model's own [`lml_and_grad_estimate`](Ski::lml_and_grad_estimate)).
     ///
     /// Errors with [`ModelError::UnsupportedKernel`] when the grid kernel has no Kronecker
     /// derivatives (a kernel that is not separable on the grid).
@@ -31,7 +36,25 @@ impl<'a, K: Kernel> SkiCovariance<'a, K> {
             ski,
             operator: ski.operator(),
             derivatives: ski.grid_kernel.derivatives()?,
+            preconditioner: None,
         })
+    }
+
+    /// The covariance of `ski` with the rank-[`preconditioner_rank`](KrylovObjectiveOptions::preconditioner_rank)
+    /// pivoted-Cholesky preconditioner of `W K_G Wᵀ` when `n` reaches
+    /// [`min_preconditioning_size`](KrylovObjectiveOptions::min_preconditioning_size) (the
+    /// rule of the dense covariance and of GPyTorch), none otherwise or at rank 0.
+    ///
+    /// Errors as [`new`](Self::new), and a failed factorization
+    /// ([`ModelError::Solver`]).
+    pub fn with_options(ski: &'a Ski<K>, options: &KrylovObjectiveOptions) -> Result<Self> {
+        let mut covariance = Self::new(ski)?;
+        if options.preconditioner_rank > 0 && ski.n_train() >= options.min_preconditioning_size {
+            let columns = SkiKernelColumns::new(&ski.w, &ski.grid_kernel)?;
+            covariance.preconditioner =
+                Some(columns.preconditioner(options.preconditioner_rank, ski.noise_variance)?);
+        }
+        Ok(covariance)
     }
 }
 
@@ -41,7 +64,9 @@ impl<K: Kernel> KrylovCovariance for SkiCovariance<'_, K> {
     }
 
     fn preconditioner(&self) -> Option<&dyn Preconditioner> {
-        None
+        self.preconditioner
+            .as_ref()
+            .map(|p| p as &dyn Preconditioner)
     }
 
     fn noise_variance(&self) -> f64 {

@@ -140,7 +140,9 @@ pub fn train_objective<K: Kernel + Clone + 'static>(
 
 /// [`train_objective`] on a [`Ski`] model's covariance `W K_G Wᵀ + σ²I` with CG or RR-CG
 /// ([`Estimator::Cg`], [`Estimator::RrCg`]; others are refused): the interpolation weights
-/// are kept, the grid kernel rebuilt at every step. The exact loss, when requested, is the
+/// are kept, the grid kernel rebuilt at every step, and so is the pivoted-Cholesky
+/// preconditioner of [`SkiCovariance::with_options`] (rank and size threshold from
+/// `options.krylov`, as for the dense covariance). The exact loss, when requested, is the
 /// exact GP's on the training data (dense: small problems only).
 ///
 /// Errors as [`train_objective`], and [`ModelError::InvalidOption`] for a direct or RFF
@@ -157,7 +159,7 @@ pub fn train_objective_ski<K: Kernel + Clone>(
     )?;
     let mut evaluate = |log_params: &[f64], rng: &mut ChaCha8Rng| {
         let model = ski.with_log_params(log_params)?;
-        let cov = SkiCovariance::new(&model)?;
+        let cov = SkiCovariance::with_options(&model, &options.krylov)?;
         krylov_estimate(&cov, model.y.as_mat(), depth, &options.krylov, None, rng)
     };
     let exact = |log_params: &[f64]| -> Result<f64> {

@@ -6,7 +6,7 @@
 //! `R = K_G Wᵀ Q` and `R' = R T⁻¹` (`m × k` each, one Cholesky of `T`), the subtracted term
 //! of the posterior covariance of test points is `(W* R)(W* R')ᵀ`: `O(4^d k)` per test point
 //! after the set-up. The prior term `W* K_G W*ᵀ` comes from the stencils (`O(16^d)` per
-//! pair). The start vector of the reference code is the average column of `W K_G`,
+//! pair, `O(16 d)` per variance). The start vector of the reference code is the average column of `W K_G`,
 //! `v = W K_G 1/m` ([`LoveStart::AverageColumn`], the default); the original LOVE paper starts
 //! from the targets `y` ([`LoveStart::Targets`]). As `k` grows to `n` the cache becomes
 //! exact (up to the components of `W K_G W*ᵀ` outside the Krylov space of `v`).

@@ -28,6 +28,7 @@
 //! * [`model`]: [`Ski`], fitting, hyperparameters, the operator;
 //! * [`predict`]: mean (grid cache), variances and covariances by solves;
 //! * [`love`]: the rank-`k` LOVE cache;
+//! * [`columns`]: `W K_G Wᵀ` column by column, for a pivoted-Cholesky preconditioner;
 //! * [`lml`]: the SLQ log marginal likelihood and its gradient;
 //! * training: [`train`](crate::train()), Adam (default) or L-BFGS on the estimate;
 //! * [`operator`], [`options`], [`memory`]: `W M Wᵀ + cI`, [`SkiOptions`], the memory rule;
@@ -35,6 +36,7 @@
 //!   grid of the options) lives in [`grid`](crate::grid);
 //! * [`io`]: JSON save and load (with the resolved grid).
 
+pub mod columns;
 pub(crate) mod interface;
 pub mod io;
 pub mod lml;
@@ -49,6 +51,7 @@ pub mod predict;
 pub use crate::grid::kernel as grid_kernel;
 
 pub use crate::grid::GridKernel;
+pub use columns::SkiKernelColumns;
 pub use io::{SKI_FORMAT, SKI_FORMAT_VERSION};
 pub use love::{LoveCache, LoveOptions, LoveStart};
 pub use memory::{SkiMemory, DEFAULT_MEMORY_CAP};

@@ -4,7 +4,7 @@
 //!   [`SkiOptions::krylov.prediction_tolerance`](crate::KrylovSettings::prediction_tolerance), on first
 //!   use, cached): `O(4^d)` per test point.
 //! * Latent variance `w*ᵀ K_G w* − k̃*ᵀ K̂⁻¹ k̃*`, `k̃* = W K_G w*`: the prior term from the
-//!   stencils (`O(16^d)` per point), the second by batched CG solves, [`VARIANCE_BLOCK`]
+//!   stencils (`O(16 d)` per point), the second by batched CG solves, [`VARIANCE_BLOCK`]
 //!   test points at a time (`O(J (n + m log m))` per point for `J` iterations).
 //! * Latent covariance of a (small) set of test points, by the same solves.
 //!
@@ -20,7 +20,7 @@ use crate::cg_report::{check_breakdown, solve_report};
 use crate::core::predict::{with_noise, VARIANCE_BLOCK};
 use crate::core::SolveReport;
 use crate::error::Result;
-use crate::grid::stencil::{prior_covariance, prior_variance, transposed_block};
+use crate::grid::stencil::{prior_covariance, transposed_block};
 use crate::ski::model::{MeanCache, Ski};
 
 impl<K: Kernel> Ski<K> {
@@ -119,7 +119,7 @@ impl<K: Kernel> Ski<K> {
     pub fn predict_latent_variance(&self, x_test: MatRef<'_, f64>) -> Result<Col<f64>> {
         let ws = self.test_weights(x_test)?;
         let b = x_test.nrows();
-        let mut out = prior_variance(&self.grid_kernel, &ws);
+        let mut out = self.grid_kernel.interpolated_diagonal(&ws)?;
         for b0 in (0..b).step_by(VARIANCE_BLOCK) {
             let len = VARIANCE_BLOCK.min(b - b0);
             let (rhs, sol) = self.cross_solves(&ws, b0, len)?;
