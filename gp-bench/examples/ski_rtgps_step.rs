@@ -5,8 +5,8 @@
 //! Each repeat also times the same number of 11-column operator products alone, so the
 //! solver's own share of an iteration is the difference.
 //!
-//! `cargo run --release -p gp-bench --example ski_rtgps_step -- [n] [grid] [repeats]`
-//! (defaults 278319, 32, 2). Inputs are uniform in `[−1, 1]³`, targets a smooth function plus
+//! `cargo run --release -p gp-bench --example ski_rtgps_step -- [n] [grid] [repeats] [rank]`
+//! (defaults 278319, 32, 2, 5; rank 0 runs without a preconditioner). Inputs are uniform in `[−1, 1]³`, targets a smooth function plus
 //! noise of sd 0.1; hyperparameters at GPyTorch's start (ℓ = s = σ² ≈ 0.693); the rank-5
 //! pivoted-Cholesky preconditioner of the training (`SkiCovariance::with_options`).
 
@@ -23,7 +23,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let num =
         |i: usize, default: usize| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(default);
-    let (n, grid, repeats) = (num(0, 278_319), num(1, 32), num(2, 2));
+    let (n, grid, repeats, rank) = (num(0, 278_319), num(1, 32), num(2, 2), num(3, 5));
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     let x = Mat::from_fn(n, 3, |_, _| 2.0 * rng.random::<f64>() - 1.0);
     let y = Col::from_fn(n, |i| {
@@ -66,7 +66,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let Estimator::RrCg { law, .. } = &rr else {
         unreachable!()
     };
-    let krylov = gp_models::objective::KrylovObjectiveOptions::default();
+    let krylov = gp_models::objective::KrylovObjectiveOptions {
+        preconditioner_rank: rank,
+        ..Default::default()
+    };
     for rep in 0..repeats {
         let t = Instant::now();
         let cov = SkiCovariance::with_options(&ski, &krylov)?;

@@ -139,6 +139,9 @@ impl LinearOperator for LowRankOperator {
 #[derive(Debug, Clone)]
 pub struct LowRankPlusDiagonal {
     u: Mat<f64>,
+    /// `D⁻¹ U`, so that a solve makes one pass over its right-hand sides besides the two
+    /// thin products.
+    u_over_d: Mat<f64>,
     d: DiagonalOperator,
     capacitance: Cholesky,
     log_det: f64,
@@ -176,8 +179,10 @@ impl LowRankPlusDiagonal {
         // C ⪰ I, so it is positive definite and needs no jitter; a failure means overflow.
         let capacitance = Cholesky::with_jitter(c.as_ref(), &JitterLadder::none())?;
         let log_det = d.log_det()? + capacitance.log_det();
+        let u_over_d = Mat::from_fn(n, k, |i, j| u[(i, j)] / dv[i]);
         Ok(Self {
             u,
+            u_over_d,
             d,
             capacitance,
             log_det,
@@ -237,12 +242,41 @@ impl LowRankPlusDiagonal {
             (self.dim(), b.ncols()),
             "LowRankPlusDiagonal::solve",
         )?;
-        let par = parallelism();
-        let (n, m) = (self.dim(), b.ncols());
         let dv = self.d.values();
-        // y = D⁻¹ b; t = C⁻¹ Uᵀ y; x = D⁻¹ (b − U t).
-        let y = Mat::from_fn(n, m, |i, j| b[(i, j)] / dv[i]);
-        let mut t = Mat::<f64>::zeros(self.rank(), m);
+        for j in 0..b.ncols() {
+            for (x, d) in b.rb_mut().col_mut(j).iter_mut().zip(dv.iter()) {
+                *x /= d;
+            }
+        }
+        self.finish_solve(b)
+    }
+
+    /// Writes `(U Uᵀ + D)⁻¹ B` into `out` (`B` is read once, no temporary of its size).
+    ///
+    /// Errors with [`LinalgError::ShapeMismatch`] if `B` does not have `n` rows or `out` has
+    /// another shape than `B`.
+    pub fn solve_into(&self, b: MatRef<'_, f64>, mut out: MatMut<'_, f64>) -> Result<()> {
+        check_shape(
+            (b.nrows(), b.ncols()),
+            (self.dim(), b.ncols()),
+            "LowRankPlusDiagonal::solve",
+        )?;
+        check_shape(out.shape(), b.shape(), "LowRankPlusDiagonal::solve (out)")?;
+        let dv = self.d.values();
+        for j in 0..b.ncols() {
+            let (src, dst) = (b.col(j), out.rb_mut().col_mut(j));
+            for ((x, r), d) in dst.iter_mut().zip(src.iter()).zip(dv.iter()) {
+                *x = r / d;
+            }
+        }
+        self.finish_solve(out)
+    }
+
+    /// `Y ← Y − (D⁻¹U) C⁻¹ Uᵀ Y` for `Y = D⁻¹B`: the Woodbury form
+    /// `(U Uᵀ + D)⁻¹ = D⁻¹ − D⁻¹ U C⁻¹ Uᵀ D⁻¹`, `C = I + Uᵀ D⁻¹ U`.
+    fn finish_solve(&self, mut y: MatMut<'_, f64>) -> Result<()> {
+        let par = parallelism();
+        let mut t = Mat::<f64>::zeros(self.rank(), y.ncols());
         matmul(
             t.as_mut(),
             Accum::Replace,
@@ -253,19 +287,13 @@ impl LowRankPlusDiagonal {
         );
         self.capacitance.solve_in_place(t.as_mut())?;
         matmul(
-            b.rb_mut(),
+            y.rb_mut(),
             Accum::Add,
-            self.u.as_ref(),
+            self.u_over_d.as_ref(),
             t.as_ref(),
             -1.0,
             par,
         );
-        for j in 0..m {
-            let mut col = b.rb_mut().col_mut(j);
-            for i in 0..n {
-                col[i] /= dv[i];
-            }
-        }
         Ok(())
     }
 

@@ -23,6 +23,12 @@ fn dense_of(u: &Mat<f64>, d: &Col<f64>) -> Mat<f64> {
     a
 }
 
+fn got_block(op: &LowRankPlusDiagonal, b: &Mat<f64>) -> Mat<f64> {
+    let mut x = b.clone();
+    op.solve_in_place(x.as_mut()).unwrap();
+    x
+}
+
 #[test]
 fn woodbury_solve_and_log_det_match_dense_cholesky() {
     let mut r = rng(31);
@@ -51,6 +57,13 @@ fn woodbury_solve_and_log_det_match_dense_cholesky() {
             TOL,
             &format!("solve n={n} k={k}"),
         );
+        // Into a separate output (the preconditioner's path): the same bits as in place.
+        let mut out = Mat::<f64>::from_fn(n, 5, |_, _| f64::NAN);
+        op.solve_into(b.as_ref(), out.as_mut()).unwrap();
+        assert_eq!(out, got_block(&op, &b), "solve_into n={n} k={k}");
+        assert!(op
+            .solve_into(b.as_ref(), Mat::zeros(n, 4).as_mut())
+            .is_err());
         // The residual of the Woodbury solve is small as well.
         let back = op
             .apply_block(op.solve_block(b.as_ref()).unwrap().as_ref())

@@ -86,11 +86,8 @@ impl Preconditioner for LowRankPlusDiagonal {
     fn dim(&self) -> usize {
         LowRankPlusDiagonal::dim(self)
     }
-    fn solve_into(&self, r: MatRef<'_, f64>, mut out: MatMut<'_, f64>) -> Result<()> {
-        check_shape(out.shape(), r.shape(), "LowRankPlusDiagonal::solve (out)")?;
-        out.copy_from(r);
-        self.solve_in_place(out.rb_mut())?;
-        Ok(())
+    fn solve_into(&self, r: MatRef<'_, f64>, out: MatMut<'_, f64>) -> Result<()> {
+        Ok(LowRankPlusDiagonal::solve_into(self, r, out)?)
     }
     fn log_det(&self) -> Result<f64> {
         Ok(LowRankPlusDiagonal::log_det(self))
