@@ -6,9 +6,10 @@
 //! solver's own share of an iteration is the difference.
 //!
 //! `cargo run --release -p gp-bench --example ski_rtgps_step -- [n] [grid] [repeats] [rank]`
-//! (defaults 278319, 32, 2, 5; rank 0 runs without a preconditioner). Inputs are uniform in `[−1, 1]³`, targets a smooth function plus
-//! noise of sd 0.1; hyperparameters at GPyTorch's start (ℓ = s = σ² ≈ 0.693); the rank-5
-//! pivoted-Cholesky preconditioner of the training (`SkiCovariance::with_options`).
+//! (defaults 278319, 32, 2, 5). Inputs are uniform in `[−1, 1]³`, targets a smooth function
+//! plus noise of sd 0.1; hyperparameters at GPyTorch's start (ℓ = s = σ² ≈ 0.693). The solves
+//! are preconditioned as in training (`SkiCovariance::with_options`) by the rank-`rank`
+//! pivoted Cholesky of `W K_G Wᵀ`; rank 0 runs without a preconditioner.
 
 use std::time::Instant;
 
