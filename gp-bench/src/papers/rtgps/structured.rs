@@ -10,7 +10,7 @@
 //! ended at log p(y)/n = 0.843 where GSGP's end point has 0.877 under the SKI model itself,
 //! with rank-5 preconditioning or without (two `--full` runs, 2026-11-27). Along that path
 //! σ² falls to ~0.01 and the length scales shrink, `K̂` then needs thousands of CG
-//! iterations, and RR-CG with E[J] ≈ 100 almost never draws them: in practice it is
+//! iterations, and RR-CG with `E[J] ≈ 100` almost never draws them: in practice it is
 //! truncated CG there, with truncated CG's bias, although unbiased in expectation.
 //!
 //! 3DRoad itself is not in the data directory. `--full` trains a labelled synthetic 3-D
