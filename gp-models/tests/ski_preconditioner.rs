@@ -1,12 +1,14 @@
 //! The SKI kernel `W K_G Wᵀ` column by column ([`SkiKernelColumns`]) against the dense matrix,
 //! its pivoted Cholesky against the dense one, and the preconditioned SKI covariance of the
-//! training objectives against the unpreconditioned one and against dense Cholesky.
+//! training objectives against the unpreconditioned one and against dense Cholesky; the
+//! prior covariances and variances of interpolated points from the stencils' 1-D forms.
 
 use crate::ski_support;
 
 use faer::Col;
 use gp_kernels::SquaredExponential;
 use gp_linalg::Cholesky;
+use gp_linalg::LinearOperator;
 use gp_models::objective::{krylov_estimate, KrylovDepth, KrylovObjectiveOptions, SkiCovariance};
 use gp_models::ski::SkiKernelColumns;
 use gp_models::Ski;
@@ -134,5 +136,40 @@ fn preconditioned_ski_covariance_needs_fewer_iterations_for_the_same_answer() {
             (ours - log_det).abs() <= spread,
             "log det {ours} vs {log_det}"
         );
+    }
+}
+
+/// The prior covariances `W_a K_G W_bᵀ` and variances from the stencils' 1-D forms against
+/// the dense product, in one to three dimensions, between two different sets of points.
+#[test]
+fn interpolated_cross_and_diagonal_match_the_dense_product() {
+    for d in 1..=3 {
+        let ski = model(d, 60, 0.05);
+        let (other, _) = data(25, d, 2.0, 90 + d as u64);
+        let wb = gp_structured::InterpolationWeights::new(
+            ski.grid(),
+            other.as_ref(),
+            gp_structured::InterpolationOptions {
+                scheme: ski.options().grid.scheme,
+                out_of_grid: ski.options().grid.out_of_grid,
+            },
+        )
+        .unwrap();
+        let wa = ski.interpolation();
+        let kg = ski.grid_kernel().operator().to_dense();
+        let (da, db) = (ski_support::dense_w(wa), ski_support::dense_w(&wb));
+        let expected = &da * &kg * db.transpose();
+        let cross = ski.grid_kernel().interpolated_cross(wa, &wb);
+        let scale = expected.norm_max();
+        assert_eq!(cross.shape(), (60, 25));
+        assert!((&cross - &expected).norm_max() <= 1e-12 * scale, "d = {d}");
+        let diagonal = ski.grid_kernel().interpolated_diagonal(&wb).unwrap();
+        let expected = &db * &kg * db.transpose();
+        for i in 0..25 {
+            assert!(
+                (diagonal[i] - expected[(i, i)]).abs() <= 1e-12 * scale,
+                "d = {d}"
+            );
+        }
     }
 }

@@ -19,7 +19,6 @@ use gp_structured::{InterpolationOptions, InterpolationWeights, RegularGrid};
 use crate::core::{LatentPrediction, PredictRequest, SolveReport, VarianceSource};
 use crate::error::{ModelError, Result};
 use crate::grid::kernel::GridKernel;
-use crate::grid::stencil::prior_covariance;
 
 /// The start vector of the LOVE Lanczos run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -118,7 +117,7 @@ impl LoveCache {
     /// [`ModelError::OutsideGrid`].
     pub fn latent_covariance(&self, x_test: MatRef<'_, f64>) -> Result<Mat<f64>> {
         let ws = self.weights(x_test)?;
-        let mut cov = prior_covariance(&self.grid_kernel, &ws, &ws);
+        let mut cov = self.grid_kernel.interpolated_cross(&ws, &ws);
         let a = ws.apply_block(self.r.as_ref())?;
         let b = ws.apply_block(self.r_prime.as_ref())?;
         let sub = &a * b.transpose();

@@ -5,8 +5,9 @@
 //! on the sufficient statistics). Keeping these pieces here lets neither model reach into the
 //! other.
 //!
-//! * [`kernel`]: [`GridKernel`], `K_G` as a Kronecker product of Toeplitz factors;
-//! * `stencil`: prior covariances `W_a K_G W_bᵀ` from the interpolation stencils;
+//! * [`kernel`]: [`GridKernel`], `K_G` as a Kronecker product of Toeplitz factors, and the
+//!   prior covariances `W_a K_G W_bᵀ` of interpolated points from the stencils' 1-D forms;
+//! * `stencil`: `W*ᵀ` of a few test points as a dense block;
 //! * [`love`]: [`LoveCache`], [`LoveOptions`], [`LoveStart`];
 //! * [`memory`]: [`SkiMemory`], the memory report, and the limit it is checked against;
 //! * [`options`]: [`GridSettings`], the grid both models lay over the data.

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use crate::core::predict::{with_noise, VARIANCE_BLOCK};
 use crate::core::SolveReport;
 use crate::error::Result;
-use crate::grid::stencil::{prior_covariance, transposed_block};
+use crate::grid::stencil::transposed_block;
 use crate::gsgp::model::{Gsgp, MeanCache};
 use crate::gsgp::solve::factorized_report;
 
@@ -166,7 +166,7 @@ impl<K: Kernel> Gsgp<K> {
     ) -> Result<(Mat<f64>, SolveReport)> {
         let ws = self.test_weights(x_test)?;
         let b = x_test.nrows();
-        let mut cov = prior_covariance(&self.grid_kernel, &ws, &ws);
+        let mut cov = self.grid_kernel.interpolated_cross(&ws, &ws);
         if b == 0 {
             return Ok((cov, factorized_report([])));
         }

@@ -20,7 +20,7 @@ use crate::cg_report::{check_breakdown, solve_report};
 use crate::core::predict::{with_noise, VARIANCE_BLOCK};
 use crate::core::SolveReport;
 use crate::error::Result;
-use crate::grid::stencil::{prior_covariance, transposed_block};
+use crate::grid::stencil::transposed_block;
 use crate::ski::model::{MeanCache, Ski};
 
 impl<K: Kernel> Ski<K> {
@@ -147,7 +147,7 @@ impl<K: Kernel> Ski<K> {
     pub fn predict_latent_covariance(&self, x_test: MatRef<'_, f64>) -> Result<Mat<f64>> {
         let ws = self.test_weights(x_test)?;
         let b = x_test.nrows();
-        let mut cov = prior_covariance(&self.grid_kernel, &ws, &ws);
+        let mut cov = self.grid_kernel.interpolated_cross(&ws, &ws);
         if b == 0 {
             return Ok(cov);
         }
