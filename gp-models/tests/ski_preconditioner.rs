@@ -159,7 +159,7 @@ fn interpolated_cross_and_diagonal_match_the_dense_product() {
         let kg = ski.grid_kernel().operator().to_dense();
         let (da, db) = (ski_support::dense_w(wa), ski_support::dense_w(&wb));
         let expected = &da * &kg * db.transpose();
-        let cross = ski.grid_kernel().interpolated_cross(wa, &wb);
+        let cross = ski.grid_kernel().interpolated_cross(wa, &wb).unwrap();
         let scale = expected.norm_max();
         assert_eq!(cross.shape(), (60, 25));
         assert!((&cross - &expected).norm_max() <= 1e-12 * scale, "d = {d}");

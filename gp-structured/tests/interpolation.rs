@@ -551,13 +551,14 @@ fn block_products_equal_column_by_column_products_bitwise() {
 
 /// `diag(W K_G Wᵀ)` for `K_G = s ⊗ T(c_l)` against the dense product, in one to three
 /// dimensions, cubic and linear, with clamped points outside the grid and more rows than one
-/// parallel chunk.
+/// parallel chunk; the cross term `W K_G Wᵀ` whole on the smaller sets.
 #[test]
 fn toeplitz_kronecker_diagonal_matches_the_dense_product() {
     let clamped = InterpolationOptions {
         scheme: InterpolationScheme::Cubic,
         out_of_grid: OutOfGrid::Clamp,
     };
+    let mut previous: Option<InterpolationWeights> = None;
     for (sizes, n, opts, seed) in [
         (vec![30], 9000, CUBIC, 21),
         (vec![9, 6], 50, LINEAR, 22),
@@ -601,6 +602,15 @@ fn toeplitz_kronecker_diagonal_matches_the_dense_product() {
                 epsilon = 1e-14
             );
         }
+        // The cross term of the points with themselves is the whole matrix; with points on
+        // another grid it is an error.
+        if n <= 100 {
+            let cross = w.toeplitz_kronecker_cross(&w, scale, &refs).unwrap();
+            assert!((&cross - &expected).norm_max() <= 1e-12 * expected.norm_max());
+        }
+        if let Some(previous) = &previous {
+            assert!(w.toeplitz_kronecker_cross(previous, scale, &refs).is_err());
+        }
         // One column short, a column of the wrong length, a non-finite scale.
         assert!(w.toeplitz_kronecker_diagonal(scale, &refs[1..]).is_err());
         let short = [&columns[0][..2]];
@@ -608,5 +618,6 @@ fn toeplitz_kronecker_diagonal_matches_the_dense_product() {
             assert!(w.toeplitz_kronecker_diagonal(scale, &short).is_err());
         }
         assert!(w.toeplitz_kronecker_diagonal(f64::NAN, &refs).is_err());
+        previous = Some(w);
     }
 }

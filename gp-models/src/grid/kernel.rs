@@ -151,57 +151,28 @@ impl GridKernel {
     /// Errors with [`ModelError::Structured`] when `w` interpolates onto another grid
     /// (a different number of dimensions or axis sizes).
     pub fn interpolated_diagonal(&self, w: &InterpolationWeights) -> Result<Col<f64>> {
-        let columns: Vec<&[f64]> = self.columns.iter().map(Vec::as_slice).collect();
-        let diagonal = w.toeplitz_kronecker_diagonal(self.scale, &columns)?;
+        let diagonal = w.toeplitz_kronecker_diagonal(self.scale, &self.first_columns())?;
         Ok(Col::from_fn(diagonal.len(), |i| diagonal[i]))
     }
 
     /// `W_a K_G W_bᵀ` (`n_a × n_b`): the prior covariances of the points interpolated by
-    /// `wa` and by `wb` (on this kernel's grid). Each entry is the product over the
-    /// dimensions of the two stencils' 1-D forms
-    /// `Σ_{p,q} u_p v_q c_l[|a_l + p − b_l − q|]` (`a_l`, `b_l` the stencils' first nodes on
-    /// axis `l`): `O(d·w²)` per pair where the expanded stencils cost `O(w^{2d})`.
+    /// `wa` and by `wb` (on this kernel's grid), each entry the product over the dimensions
+    /// of the two stencils' 1-D forms, `O(d·w²)` per pair
+    /// ([`InterpolationWeights::toeplitz_kronecker_cross`]).
+    ///
+    /// Errors with [`ModelError::Structured`] when `wa` or `wb` interpolates onto another
+    /// grid, or the two use different schemes.
     pub fn interpolated_cross(
         &self,
         wa: &InterpolationWeights,
         wb: &InterpolationWeights,
-    ) -> Mat<f64> {
-        let (sa, sb) = (self.stencils(wa), self.stencils(wb));
-        let d = self.columns.len();
-        Mat::from_fn(sa.len(), sb.len(), |i, j| {
-            let ((first_a, ua), (first_b, ub)) = (&sa[i], &sb[j]);
-            let w = ua.len() / d.max(1);
-            let mut value = self.scale;
-            for (l, c) in self.columns.iter().enumerate() {
-                let (u, v) = (&ua[l * w..(l + 1) * w], &ub[l * w..(l + 1) * w]);
-                let mut form = 0.0;
-                for (p, up) in u.iter().enumerate() {
-                    for (q, vq) in v.iter().enumerate() {
-                        form += up * vq * c[(first_a[l] + p).abs_diff(first_b[l] + q)];
-                    }
-                }
-                value *= form;
-            }
-            value
-        })
+    ) -> Result<Mat<f64>> {
+        Ok(wa.toeplitz_kronecker_cross(wb, self.scale, &self.first_columns())?)
     }
 
-    /// Per row of `w`: the first stencil node on every axis and the `d·w` per-dimension
-    /// weights (dimension-major).
-    fn stencils(&self, w: &InterpolationWeights) -> Vec<(Vec<usize>, Vec<f64>)> {
-        (0..w.num_rows())
-            .filter_map(|i| {
-                let weights = w.row_weights(i)?;
-                let start = *w.stencil_starts().get(i)?;
-                let first = self
-                    .strides
-                    .iter()
-                    .zip(&self.sizes)
-                    .map(|(&stride, &size)| (start / stride) % size)
-                    .collect();
-                Some((first, weights))
-            })
-            .collect()
+    /// The unit-scale first columns of every factor.
+    fn first_columns(&self) -> Vec<&[f64]> {
+        self.columns.iter().map(Vec::as_slice).collect()
     }
 
     /// Number of grid points `m`.

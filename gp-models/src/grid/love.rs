@@ -117,7 +117,7 @@ impl LoveCache {
     /// [`ModelError::OutsideGrid`].
     pub fn latent_covariance(&self, x_test: MatRef<'_, f64>) -> Result<Mat<f64>> {
         let ws = self.weights(x_test)?;
-        let mut cov = self.grid_kernel.interpolated_cross(&ws, &ws);
+        let mut cov = self.grid_kernel.interpolated_cross(&ws, &ws)?;
         let a = ws.apply_block(self.r.as_ref())?;
         let b = ws.apply_block(self.r_prime.as_ref())?;
         let sub = &a * b.transpose();

@@ -166,7 +166,7 @@ impl<K: Kernel> Gsgp<K> {
     ) -> Result<(Mat<f64>, SolveReport)> {
         let ws = self.test_weights(x_test)?;
         let b = x_test.nrows();
-        let mut cov = self.grid_kernel.interpolated_cross(&ws, &ws);
+        let mut cov = self.grid_kernel.interpolated_cross(&ws, &ws)?;
         if b == 0 {
             return Ok((cov, factorized_report([])));
         }

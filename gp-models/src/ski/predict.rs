@@ -147,7 +147,7 @@ impl<K: Kernel> Ski<K> {
     pub fn predict_latent_covariance(&self, x_test: MatRef<'_, f64>) -> Result<Mat<f64>> {
         let ws = self.test_weights(x_test)?;
         let b = x_test.nrows();
-        let mut cov = self.grid_kernel.interpolated_cross(&ws, &ws);
+        let mut cov = self.grid_kernel.interpolated_cross(&ws, &ws)?;
         if b == 0 {
             return Ok(cov);
         }
