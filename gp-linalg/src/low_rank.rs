@@ -213,6 +213,12 @@ impl LowRankPlusDiagonal {
         &self.d
     }
 
+    /// `D⁻¹ U` (`n×k`), the factor the Woodbury form
+    /// `(U Uᵀ + D)⁻¹ = D⁻¹ − (D⁻¹U) C⁻¹ (D⁻¹U)ᵀ` applies on both sides.
+    pub fn factor_over_diagonal(&self) -> MatRef<'_, f64> {
+        self.u_over_d.as_ref()
+    }
+
     /// The Cholesky factor of the capacitance matrix `C = I + Uᵀ D⁻¹ U`.
     pub fn capacitance(&self) -> &Cholesky {
         &self.capacitance

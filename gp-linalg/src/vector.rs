@@ -46,9 +46,16 @@ fn check_len(a: usize, b: usize, context: &'static str) -> Result<()> {
     check_shape((b, 1), (a, 1), context)
 }
 
-/// Dot product of two equal-length slices without the length check (four accumulators so
-/// the loop vectorizes without `-ffast-math`).
-fn dot_seq(x: &[f64], y: &[f64]) -> f64 {
+crate::simd_dispatch! {
+    /// Dot product of two equal-length slices without the length check (four accumulators
+    /// so the loop vectorizes without `-ffast-math`), AVX2 build where the CPU has it (the
+    /// same operations in the same order, so the same bits; VEX code also avoids the
+    /// legacy-SSE penalty after faer's or the SKI kernels' AVX-512 code, see `simd`).
+    fn dot_seq(x: &[f64], y: &[f64]) -> f64 = dot_seq_body, avx2 via dot_seq_avx2;
+}
+
+#[inline(always)]
+fn dot_seq_body(x: &[f64], y: &[f64]) -> f64 {
     let mut acc = [0.0_f64; 4];
     let xc = x.chunks_exact(4);
     let yc = y.chunks_exact(4);
@@ -155,6 +162,74 @@ pub fn norm2(x: &[f64]) -> f64 {
 /// [`dot`]'s bits by doing the same: `Σ_k dot_chunk(x_k, y_k)` over the chunks in order.
 pub fn dot_chunk(x: &[f64], y: &[f64]) -> f64 {
     dot_seq(x, y)
+}
+
+/// [`dot_chunk`] of every pair `(x, y)` in `pairs`, written to `out` (`out[k]` for pair
+/// `k`): each value is `dot_chunk`'s, bit for bit.
+///
+/// A single dot product waits on its own four accumulators (the order that keeps `dot`'s
+/// bits); several pairs of the same length are summed side by side in one loop, so their
+/// additions overlap. Fused CG passes reduce a dozen pairs per row chunk this way.
+///
+/// Extra entries of `out` beyond `pairs.len()` are left alone; a shorter `out` receives the
+/// first `out.len()` values.
+pub fn dot_chunks(pairs: &[(&[f64], &[f64])], out: &mut [f64]) {
+    let pairs = &pairs[..pairs.len().min(out.len())];
+    let mut k = 0;
+    while k < pairs.len() {
+        // The longest run (up to four) of pairs whose vectors all have one length; a pair of
+        // unequal lengths goes alone through `dot_chunk`'s own kernel.
+        let len = pairs[k].0.len();
+        let run = pairs[k..]
+            .iter()
+            .take(4)
+            .take_while(|(x, y)| x.len() == len && y.len() == len)
+            .count();
+        let group = &pairs[k..k + run];
+        let dst = &mut out[k..k + run];
+        match run {
+            4 => dst.copy_from_slice(&dot_group::<4>(group, len)),
+            3 => dst.copy_from_slice(&dot_group::<3>(group, len)),
+            2 => dst.copy_from_slice(&dot_group::<2>(group, len)),
+            1 => dst[0] = dot_seq(group[0].0, group[0].1),
+            _ => out[k] = dot_seq(pairs[k].0, pairs[k].1),
+        }
+        k += run.max(1);
+    }
+}
+
+crate::simd_dispatch! {
+    /// `dot_seq` of `N` pairs whose vectors all have length `len`, interleaved (each pair
+    /// keeps its own four accumulators and tail, in `dot_seq`'s order), AVX2 build where
+    /// the CPU has it.
+    fn dot_group<const N: usize>(pairs: &[(&[f64], &[f64])], len: usize) -> [f64; N]
+        = dot_group_body, avx2 via dot_group_avx2;
+}
+
+#[inline(always)]
+fn dot_group_body<const N: usize>(pairs: &[(&[f64], &[f64])], len: usize) -> [f64; N] {
+    let body = len - len % 4;
+    let x: [&[f64]; N] = std::array::from_fn(|k| &pairs[k].0[..len]);
+    let y: [&[f64]; N] = std::array::from_fn(|k| &pairs[k].1[..len]);
+    let mut acc = [[0.0_f64; 4]; N];
+    let mut i = 0;
+    while i < body {
+        for k in 0..N {
+            let (a, b) = (&x[k][i..i + 4], &y[k][i..i + 4]);
+            acc[k][0] += a[0] * b[0];
+            acc[k][1] += a[1] * b[1];
+            acc[k][2] += a[2] * b[2];
+            acc[k][3] += a[3] * b[3];
+        }
+        i += 4;
+    }
+    std::array::from_fn(|k| {
+        let mut tail = 0.0;
+        for (a, b) in x[k][body..].iter().zip(&y[k][body..]) {
+            tail += a * b;
+        }
+        (acc[k][0] + acc[k][1]) + (acc[k][2] + acc[k][3]) + tail
+    })
 }
 
 /// [`norm2`] of `x` given its sum of squares as [`dot`] forms it (`Σ_k dot_chunk(x_k, x_k)`

@@ -147,3 +147,61 @@ fn block_helpers_match_dense() {
     assert_close(n.as_mat(), want.as_mat(), 1e-13, "col_norms");
     assert_eq!(gram(Mat::<f64>::zeros(5, 0).as_ref()).nrows(), 0);
 }
+
+/// `dot_chunks` interleaves up to four pairs of a common length; every value must be
+/// `dot_chunk`'s bits, whatever the grouping: runs of equal and unequal lengths, lengths
+/// with and without a tail of fewer than four, pairs of unequal lengths (which `dot_chunk`
+/// handles its own way), and an output shorter than the pairs.
+#[test]
+fn dot_chunks_equal_dot_chunk_bit_for_bit() {
+    use gp_linalg::vector::{dot_chunk, dot_chunks};
+    let lengths = [
+        8192, 8192, 8192, 8192, 8192, 8190, 8190, 3, 0, 8191, 8191, 1, 4, 4, 4,
+    ];
+    let xs: Vec<Vec<f64>> = lengths
+        .iter()
+        .enumerate()
+        .map(|(k, &n)| rand_vec(300 + k as u64, n))
+        .collect();
+    let ys: Vec<Vec<f64>> = lengths
+        .iter()
+        .enumerate()
+        .map(|(k, &n)| rand_vec(400 + k as u64, n + k % 2))
+        .collect();
+    let pairs: Vec<(&[f64], &[f64])> = xs
+        .iter()
+        .zip(&ys)
+        .map(|(x, y)| (x.as_slice(), y.as_slice()))
+        .collect();
+    for count in 0..=pairs.len() {
+        let mut out = vec![f64::NAN; count + 1];
+        dot_chunks(&pairs[..count], &mut out);
+        for (k, (x, y)) in pairs[..count].iter().enumerate() {
+            assert_eq!(
+                out[k].to_bits(),
+                dot_chunk(x, y).to_bits(),
+                "pair {k} of {count}"
+            );
+        }
+        assert!(out[count].is_nan(), "entries past the pairs are left alone");
+    }
+    let mut short = vec![0.0; 2];
+    dot_chunks(&pairs, &mut short);
+    assert_eq!(
+        short[1].to_bits(),
+        dot_chunk(pairs[1].0, pairs[1].1).to_bits()
+    );
+
+    // Both kernels run an AVX2 build where the CPU has one: the same bits as the baseline.
+    let all = |out: &mut Vec<f64>| {
+        dot_chunks(&pairs, out);
+        out.extend(pairs.iter().map(|(x, y)| dot_chunk(x, y)));
+    };
+    let (mut fast, mut baseline) = (vec![0.0; pairs.len()], vec![0.0; pairs.len()]);
+    all(&mut fast);
+    let previous = gp_linalg::simd::set_max_simd_level(gp_linalg::simd::SimdLevel::Baseline);
+    all(&mut baseline);
+    gp_linalg::simd::set_max_simd_level(previous);
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&fast), bits(&baseline));
+}

@@ -127,7 +127,7 @@ pub use lanczos_steps::{LanczosIteration, LanczosSolver};
 pub use precond::pivoted_cholesky::{
     pivoted_cholesky_preconditioner, ColumnAccess, PivotedCholesky, PivotedCholeskyOptions,
 };
-pub use precond::{IdentityPreconditioner, Preconditioner};
+pub use precond::{IdentityPreconditioner, Preconditioner, WoodburyParts};
 pub use probe_solve::{solve_with_probes, ProbeSolve};
 pub use probes::{ProbeDistribution, ProbeOptions, Probes};
 pub use rr_cg::{rr_cg, rr_slq_log_det, sample_draws, RrCgOptions, RrCgResult, RrSeries};

@@ -8,6 +8,7 @@ mod bad_estimator_input;
 mod breakdown;
 mod cg;
 mod cg_fused;
+mod cg_woodbury;
 mod factorized_cg;
 mod factorized_errors;
 mod factorized_lanczos;

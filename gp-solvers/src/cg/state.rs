@@ -16,7 +16,7 @@ use super::{Breakdown, ColumnStatus};
 use crate::error::{check_shape, Result, SolverError};
 use crate::krylov::scale::{abs_dot, is_rounding_level, rounding_bound};
 use crate::krylov::{KrylovRecord, StoppingRule};
-use crate::precond::Preconditioner;
+use crate::precond::{Preconditioner, WoodburyParts};
 
 /// What one call of [`CgSolver::step`] did.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +44,10 @@ pub struct CgStep {
 /// s = P⁻¹ r  [re-orthogonalized];  β_j = r_newᵀs_new / rᵀs;  d = s + β_j d
 /// ```
 ///
-/// so `A⁻¹b = Σ_j Δ_j` (the series that randomized truncation re-weights). After each
+/// so `A⁻¹b = Σ_j Δ_j` (the series that randomized truncation re-weights). A
+/// diagonal-plus-low-rank preconditioner ([`Preconditioner::woodbury_parts`], e.g. the
+/// pivoted-Cholesky `L Lᵀ + σ²I`) is applied inside the step's own passes over the
+/// residuals, without a call to its solve, unless re-orthogonalization is on. After each
 /// [`step`](Self::step) the state exposes the increment [`increment`](Self::increment) (zero
 /// in frozen columns), the direction used and its product with `A`
 /// ([`direction`](Self::direction), [`operator_direction`](Self::operator_direction)), the
@@ -355,7 +358,8 @@ impl<'a> CgSolver<'a> {
                 self.cleared[c] = true;
             }
         }
-        let squares = passes::advance(
+        let woodbury = self.woodbury();
+        let sums = passes::advance(
             Advance {
                 alphas: &alphas,
                 d: self.d.cols(&moved),
@@ -366,19 +370,41 @@ impl<'a> CgSolver<'a> {
                     .iter_mut()
                     .map(|t| (weight, select_columns_mut(t, n, &moved)))
                     .collect(),
+                projection: woodbury.as_ref().map(|w| w.1.clone()).unwrap_or_default(),
             },
             n,
-            self.s_is_r,
+            self.s_is_r || woodbury.is_some(),
         );
-        self.precondition(&moved)?;
-        for &c in &moved {
-            if let Some(basis) = self.bases.get(c) {
-                basis.orthogonalize(self.r.col_mut(c), self.s.col_mut(c));
+        let (rs, rr) = match (woodbury, sums.squares) {
+            (Some((parts, v)), Some(rr)) => {
+                // `t = C⁻¹ Vᵀr` per column, then `s = D⁻¹r − V t` and `rᵀs` in one pass.
+                let mut t = Mat::from_fn(v.len(), moved.len(), |k, j| sums.projections[j][k]);
+                parts.capacitance.solve_in_place(t.as_mut())?;
+                let t: Vec<Vec<f64>> = (0..moved.len())
+                    .map(|j| t.col_as_slice(j).to_vec())
+                    .collect();
+                let rs = passes::woodbury_residuals(
+                    parts.diagonal,
+                    v,
+                    &t,
+                    self.r.cols(&moved),
+                    self.s.cols_mut(&moved),
+                    n,
+                );
+                (rs, rr)
             }
-        }
-        let (rs, rr) = match squares {
-            Some(rr) => (rr.clone(), rr),
-            None => passes::residual_dots(self.r.cols(&moved), self.s.cols(&moved), n),
+            (_, squares) => {
+                self.precondition(&moved)?;
+                for &c in &moved {
+                    if let Some(basis) = self.bases.get(c) {
+                        basis.orthogonalize(self.r.col_mut(c), self.s.col_mut(c));
+                    }
+                }
+                match squares {
+                    Some(rr) => (rr.clone(), rr),
+                    None => passes::residual_dots(self.r.cols(&moved), self.s.cols(&moved), n),
+                }
+            }
         };
         let next = self.iteration + 1;
         let mut continuing = Vec::with_capacity(moved.len());
@@ -499,6 +525,25 @@ impl<'a> CgSolver<'a> {
             alphas.push(alpha);
         }
         (moved, alphas)
+    }
+
+    /// The preconditioner's Woodbury parts and the columns of its `V = D⁻¹U`, when the step
+    /// forms `s = P⁻¹ r` in its own passes: a diagonal-plus-low-rank preconditioner
+    /// ([`Preconditioner::woodbury_parts`]) and no re-orthogonalization (which changes `s`
+    /// after the solve).
+    fn woodbury(&self) -> Option<(WoodburyParts<'a>, Vec<&'a [f64]>)> {
+        if self.options.reorthogonalize {
+            return None;
+        }
+        let parts = self.precond?.woodbury_parts()?;
+        let v = parts.factor_over_diagonal;
+        if parts.diagonal.len() != self.n || v.nrows() != self.n {
+            return None;
+        }
+        let columns = (0..v.ncols())
+            .map(|k| v.col(k).try_as_col_major().map(|c| c.as_slice()))
+            .collect::<Option<Vec<_>>>()?;
+        Some((parts, columns))
     }
 
     /// `s = P⁻¹ r` on the columns that moved (a copy of `r` without a preconditioner; nothing
