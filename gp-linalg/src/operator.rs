@@ -52,6 +52,20 @@ pub trait LinearOperator: Send + Sync {
         }
     }
 
+    /// Writes `out = A X` and returns `x_jᵀ (A x_j)` for every column `j`, summed as
+    /// [`vector::dot`](crate::vector::dot) sums it (the same bits): the curvatures CG needs
+    /// after each product. Square operators only (`NaN` for a column otherwise).
+    ///
+    /// The default runs [`matmat`](Self::matmat) and then the dot products; an operator
+    /// that streams `out` (the SKI operator) overrides it to take each dot while its part of
+    /// `out` is still in cache. Contract as for [`matvec`](Self::matvec).
+    fn matmat_with_dots(&self, x: MatRef<'_, f64>, mut out: MatMut<'_, f64>) -> Vec<f64> {
+        self.matmat(x, out.rb_mut());
+        (0..x.ncols())
+            .map(|j| crate::vector::dot_col(x.col(j), out.as_ref().col(j)).unwrap_or(f64::NAN))
+            .collect()
+    }
+
     /// The diagonal of `A`, when the operator can produce it cheaply (square operators only).
     fn diagonal(&self) -> Option<Col<f64>> {
         None
@@ -120,6 +134,9 @@ impl<T: LinearOperator + ?Sized> LinearOperator for &T {
     fn matmat(&self, x: MatRef<'_, f64>, out: MatMut<'_, f64>) {
         (**self).matmat(x, out)
     }
+    fn matmat_with_dots(&self, x: MatRef<'_, f64>, out: MatMut<'_, f64>) -> Vec<f64> {
+        (**self).matmat_with_dots(x, out)
+    }
     fn diagonal(&self) -> Option<Col<f64>> {
         (**self).diagonal()
     }
@@ -141,6 +158,9 @@ impl<T: LinearOperator + ?Sized> LinearOperator for Box<T> {
     fn matmat(&self, x: MatRef<'_, f64>, out: MatMut<'_, f64>) {
         (**self).matmat(x, out)
     }
+    fn matmat_with_dots(&self, x: MatRef<'_, f64>, out: MatMut<'_, f64>) -> Vec<f64> {
+        (**self).matmat_with_dots(x, out)
+    }
     fn diagonal(&self) -> Option<Col<f64>> {
         (**self).diagonal()
     }
@@ -161,6 +181,9 @@ impl<T: LinearOperator + ?Sized> LinearOperator for std::sync::Arc<T> {
     }
     fn matmat(&self, x: MatRef<'_, f64>, out: MatMut<'_, f64>) {
         (**self).matmat(x, out)
+    }
+    fn matmat_with_dots(&self, x: MatRef<'_, f64>, out: MatMut<'_, f64>) -> Vec<f64> {
+        (**self).matmat_with_dots(x, out)
     }
     fn diagonal(&self) -> Option<Col<f64>> {
         (**self).diagonal()

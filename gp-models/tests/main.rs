@@ -43,6 +43,7 @@ mod recovery;
 mod sampling;
 mod save_load;
 mod ski_convergence;
+mod ski_curvatures;
 mod ski_dense;
 mod ski_errors;
 mod ski_gradient;

@@ -66,6 +66,16 @@ impl<'a> SkiOperator<'a> {
     pub fn shift(&self) -> f64 {
         self.shift
     }
+
+    /// `M Wᵀ X` (`m × k`): the grid-side half of a product.
+    fn inner_product(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        let (m, k) = (self.w.num_cols(), x.ncols());
+        let mut wt_x = Mat::<f64>::zeros(m, k);
+        self.w.transposed().matmat(x, wt_x.as_mut());
+        let mut inner = Mat::<f64>::zeros(m, k);
+        self.inner.matmat(wt_x.as_ref(), inner.as_mut());
+        inner
+    }
 }
 
 impl LinearOperator for SkiOperator<'_> {
@@ -82,13 +92,7 @@ impl LinearOperator for SkiOperator<'_> {
     }
 
     fn matmat(&self, x: MatRef<'_, f64>, mut out: MatMut<'_, f64>) {
-        let m = self.w.num_cols();
-        let k = x.ncols();
-        let mut wt_x = Mat::<f64>::zeros(m, k);
-        self.w.transposed().matmat(x, wt_x.as_mut());
-        let mut inner = Mat::<f64>::zeros(m, k);
-        self.inner.matmat(wt_x.as_ref(), inner.as_mut());
-        drop(wt_x);
+        let inner = self.inner_product(x);
         if self.shift == 0.0 {
             self.w.matmat(inner.as_ref(), out.rb_mut());
             return;
@@ -102,6 +106,30 @@ impl LinearOperator for SkiOperator<'_> {
             .is_err()
         {
             out.fill(f64::NAN);
+        }
+    }
+
+    /// The curvatures `x_jᵀ (A x_j)` taken inside the final `W u + σ² x` pass, while each
+    /// chunk of the output is in cache (the same bits as `vector::dot` after `matmat`).
+    fn matmat_with_dots(&self, x: MatRef<'_, f64>, mut out: MatMut<'_, f64>) -> Vec<f64> {
+        if self.shift == 0.0 {
+            self.matmat(x, out.rb_mut());
+            return (0..x.ncols())
+                .map(|j| {
+                    gp_linalg::vector::dot_col(x.col(j), out.as_ref().col(j)).unwrap_or(f64::NAN)
+                })
+                .collect();
+        }
+        let inner = self.inner_product(x);
+        match self
+            .w
+            .matmat_plus_scaled_dots(inner.as_ref(), self.shift, x, out.rb_mut())
+        {
+            Ok(dots) => dots,
+            Err(_) => {
+                out.fill(f64::NAN);
+                vec![f64::NAN; x.ncols()]
+            }
         }
     }
 }

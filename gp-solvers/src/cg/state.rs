@@ -341,9 +341,9 @@ impl<'a> CgSolver<'a> {
         if active.is_empty() {
             return Ok(None);
         }
-        self.apply_operator(&active);
+        let curvatures = self.apply_operator(&active);
         let mut stopped = Vec::new();
-        let (moved, alphas) = self.step_lengths(&active, &mut stopped);
+        let (moved, alphas) = self.step_lengths(&active, curvatures, &mut stopped);
         self.delta = OnceLock::new();
         self.step_alphas.fill(0.0);
         for (&c, &alpha) in moved.iter().zip(&alphas) {
@@ -473,12 +473,13 @@ impl<'a> CgSolver<'a> {
     }
 
     /// `v = A d` on the active block (which `matmat` overwrites; the columns that do not
-    /// advance are zeroed, as `increment`, `direction` and `product` promise).
-    fn apply_operator(&mut self, active: &[usize]) {
+    /// advance are zeroed, as `increment`, `direction` and `product` promise). When every
+    /// column is active, also the curvatures `dᵀA d` from the operator
+    /// ([`LinearOperator::matmat_with_dots`], the bits of the passes' `column_dots`).
+    fn apply_operator(&mut self, active: &[usize]) -> Option<Vec<f64>> {
         let (n, m) = (self.n, self.ncols());
         if active.len() == m {
-            self.op.matmat(self.d.as_ref(), self.ad.as_mut());
-            return;
+            return Some(self.op.matmat_with_dots(self.d.as_ref(), self.ad.as_mut()));
         }
         let mut ad = self.ad.as_mut();
         ad.fill(0.0);
@@ -488,17 +489,22 @@ impl<'a> CgSolver<'a> {
         for (k, &c) in active.iter().enumerate() {
             self.ad.col_mut(c).copy_from_slice(out.col_as_slice(k));
         }
+        None
     }
 
-    /// The curvatures `dᵀA d` and step lengths `α = rᵀs / dᵀA d` of the active columns:
+    /// The curvatures `dᵀA d` (the operator's, or summed here) and step lengths
+    /// `α = rᵀs / dᵀA d` of the active columns:
     /// the columns that can move and their `α`, the others marked broken down (added to
     /// `stopped`). Records the directions of the moving columns when asked to.
     fn step_lengths(
         &mut self,
         active: &[usize],
+        curvatures: Option<Vec<f64>>,
         stopped: &mut Vec<usize>,
     ) -> (Vec<usize>, Vec<f64>) {
-        let curvatures = passes::column_dots(self.d.cols(active), self.ad.cols(active), self.n);
+        let curvatures = curvatures.unwrap_or_else(|| {
+            passes::column_dots(self.d.cols(active), self.ad.cols(active), self.n)
+        });
         let mut moved = Vec::with_capacity(active.len());
         let mut alphas = Vec::with_capacity(active.len());
         for (&c, &curvature) in active.iter().zip(&curvatures) {

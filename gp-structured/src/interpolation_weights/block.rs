@@ -13,6 +13,8 @@ use faer::reborrow::ReborrowMut;
 use faer::{MatMut, MatRef};
 use rayon::prelude::*;
 
+use gp_linalg::vector::{dot_chunk, CHUNK};
+
 use super::{InterpolationWeights, ROW_CHUNK, SUM_BLOCKS};
 use crate::interpolation::InterpolationScheme;
 
@@ -184,6 +186,19 @@ fn write_lane(
     }
 }
 
+/// `dot_chunk(a, b)` of two columns of one row chunk (copied to slices when strided, so the
+/// bits are `dot_chunk`'s either way).
+fn chunk_dot(a: faer::ColRef<'_, f64>, b: faer::ColRef<'_, f64>) -> f64 {
+    match (a.try_as_col_major(), b.try_as_col_major()) {
+        (Some(a), Some(b)) => dot_chunk(a.as_slice(), b.as_slice()),
+        _ => {
+            let (a, b): (Vec<f64>, Vec<f64>) =
+                (a.iter().copied().collect(), b.iter().copied().collect());
+            dot_chunk(&a, &b)
+        }
+    }
+}
+
 /// Rows of `V` turned row major per tile in the `Wᵀ` pass: 24 KiB, so a tile stays in L1
 /// between its filling and its scatter, and no `n × 12` copy of `V` is made.
 const TILE_ROWS: usize = 256;
@@ -232,41 +247,71 @@ impl InterpolationWeights {
     /// `out = W X (+ α V)` for `X` (`m × k`) and, with a shift, `V` (`n × k`), [`LANES`]
     /// columns per pass; each column equals
     /// [`matvec_plus_scaled`](InterpolationWeights::matvec_plus_scaled) bit for bit.
-    /// Contract: the stencil has block products and the shapes match.
+    ///
+    /// With `dots` (and a shift), also returns `v_jᵀ out_j` for every column, summed as
+    /// `gp_linalg::vector::dot` sums them (`dot_chunk` over chunks of
+    /// [`CHUNK`](gp_linalg::vector::CHUNK) rows, added in order): the same bits, taken while
+    /// each chunk of `out` is still in cache. Contract: the stencil has block products and
+    /// the shapes match.
     pub(crate) fn matmat_block(
         &self,
         x: MatRef<'_, f64>,
         shift: Option<(f64, MatRef<'_, f64>)>,
         mut out: MatMut<'_, f64>,
-    ) {
+        dots: bool,
+    ) -> Option<Vec<f64>> {
         let strides = self.leading_strides();
         let (d, scheme) = (self.d, self.scheme);
+        let mut sums = Vec::with_capacity(x.ncols());
         for c0 in (0..x.ncols()).step_by(LANES) {
             let width = LANES.min(x.ncols() - c0);
             let xg = rows_of(x, c0, width);
-            out.rb_mut()
+            // Tasks of `CHUNK` rows (the chunks of `dot`), gathered `ROW_CHUNK` rows at a time.
+            let partials: Vec<Vec<f64>> = out
+                .rb_mut()
                 .subcols_mut(c0, width)
-                .par_row_chunks_mut(ROW_CHUNK)
+                .par_row_chunks_mut(CHUNK)
                 .enumerate()
-                .for_each(|(c, mut out)| {
-                    let row0 = c * ROW_CHUNK;
-                    let len = out.nrows();
-                    let taus = &self.taus[row0 * d..(row0 + len) * d];
-                    let starts = &self.starts[row0..row0 + len];
-                    let mut vals = vec![[0.0; LANES]; len];
-                    match d {
-                        1 => gather_block::<1>(scheme, taus, starts, strides, &xg, &mut vals),
-                        2 => gather_block::<2>(scheme, taus, starts, strides, &xg, &mut vals),
-                        _ => gather_block::<3>(scheme, taus, starts, strides, &xg, &mut vals),
+                .map(|(t, mut out)| {
+                    let task0 = t * CHUNK;
+                    let mut vals = vec![[0.0; LANES]; ROW_CHUNK.min(out.nrows())];
+                    for sub0 in (0..out.nrows()).step_by(ROW_CHUNK) {
+                        let row0 = task0 + sub0;
+                        let len = ROW_CHUNK.min(out.nrows() - sub0);
+                        let taus = &self.taus[row0 * d..(row0 + len) * d];
+                        let starts = &self.starts[row0..row0 + len];
+                        let vals = &mut vals[..len];
+                        match d {
+                            1 => gather_block::<1>(scheme, taus, starts, strides, &xg, vals),
+                            2 => gather_block::<2>(scheme, taus, starts, strides, &xg, vals),
+                            _ => gather_block::<3>(scheme, taus, starts, strides, &xg, vals),
+                        }
+                        for q in 0..width {
+                            let col = out.rb_mut().col_mut(q).subrows_mut(sub0, len);
+                            let shifted =
+                                shift.map(|(alpha, s)| (alpha, s.col(c0 + q).subrows(row0, len)));
+                            write_lane(vals, q, shifted, col);
+                        }
                     }
-                    for q in 0..width {
-                        let col = out.rb_mut().col_mut(q);
-                        let shifted =
-                            shift.map(|(alpha, s)| (alpha, s.col(c0 + q).subrows(row0, len)));
-                        write_lane(&vals, q, shifted, col);
+                    match shift {
+                        Some((_, v)) if dots => (0..width)
+                            .map(|q| {
+                                let rows = out.nrows();
+                                chunk_dot(v.col(c0 + q).subrows(task0, rows), out.as_ref().col(q))
+                            })
+                            .collect(),
+                        _ => Vec::new(),
                     }
-                });
+                })
+                .collect();
+            sums.extend((0..width).map(|q| {
+                partials
+                    .iter()
+                    .map(|p| p.get(q).copied().unwrap_or(0.0))
+                    .sum::<f64>()
+            }));
         }
+        (dots && shift.is_some()).then_some(sums)
     }
 
     /// `out = Wᵀ V` for `V` (`n × k`), [`LANES`] columns per pass; each column equals the
