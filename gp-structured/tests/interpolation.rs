@@ -276,6 +276,34 @@ fn products_match_dense_including_many_rows() {
     check_products(&[20, 15], 10_000, LINEAR, 14);
 }
 
+/// `Wᵀ V` with the points in cell order, where the 3-D scatter sums runs of rows that share
+/// a stencil before adding them to the grid (runs longer than its 32-row cap and across its
+/// 256-row tiles on the 6×6×6 grid), against the dense `Wᵀ V`: sums of a few thousand
+/// terms of size ≤ 1, so 1e-12 relative to the largest entry bounds the rounding.
+#[test]
+fn transpose_products_in_cell_order_match_dense() {
+    for sizes in [&[6, 6, 6][..], &[9, 7, 8][..]] {
+        let (grid, x) = setup(sizes, 3000, InterpolationScheme::Cubic, 17);
+        let perm = cell_order(&grid, x.as_ref(), CUBIC).unwrap();
+        let xs = permute_rows(x.as_ref(), &perm).unwrap();
+        let w = InterpolationWeights::new(&grid, xs.as_ref(), CUBIC).unwrap();
+        let dense = w.to_dense();
+        let mut rng = ChaCha8Rng::seed_from_u64(18);
+        let v = Mat::from_fn(3000, 11, |_, _| rng.random::<f64>() - 0.5);
+        let expected = dense.transpose() * &v;
+        let mut got = Mat::<f64>::zeros(grid.num_points(), 11);
+        w.matmat_transpose(v.as_ref(), got.as_mut());
+        let scale = max_abs(&expected);
+        assert!(max_abs(&(&got - &expected)) <= 1e-12 * scale, "{sizes:?}");
+        let mut single = Col::<f64>::zeros(grid.num_points());
+        w.matvec_transpose(v.col(3), single.as_mut());
+        assert!(
+            (&single - expected.col(3)).norm_max() <= 1e-12 * scale,
+            "{sizes:?}"
+        );
+    }
+}
+
 #[test]
 fn cell_order_sorts_by_stencil_start_and_permutes_rows() {
     let (grid, x) = setup(&[8, 9, 7], 300, InterpolationScheme::Cubic, 5);
@@ -469,13 +497,24 @@ fn dispatched_equals_baseline(sizes: &[usize]) {
 #[test]
 fn block_products_equal_column_by_column_products_bitwise() {
     use gp_linalg::simd::{set_max_simd_level, SimdLevel};
-    for (sizes, n, opts) in [
-        (&[60][..], 9000, CUBIC),
-        (&[14, 11][..], 5000, CUBIC),
-        (&[9, 7, 8][..], 9000, CUBIC),
-        (&[9, 7][..], 400, LINEAR),
+    // `ordered`: points in cell order, so the 3-D scatters sum runs of rows with one stencil
+    // (about 18 per cell on the 9×7×8 grid; runs cut at 32 rows and at the 256-row tiles on
+    // the 6×6×6 grid, whose 8 cells hold about 1100 points each).
+    for (sizes, n, opts, ordered) in [
+        (&[60][..], 9000, CUBIC, false),
+        (&[14, 11][..], 5000, CUBIC, false),
+        (&[9, 7, 8][..], 9000, CUBIC, false),
+        (&[9, 7, 8][..], 9000, CUBIC, true),
+        (&[6, 6, 6][..], 9000, CUBIC, true),
+        (&[9, 7][..], 400, LINEAR, false),
     ] {
         let (grid, x) = setup(sizes, n, opts.scheme, 41);
+        let x = if ordered {
+            let perm = cell_order(&grid, x.as_ref(), opts).unwrap();
+            permute_rows(x.as_ref(), &perm).unwrap()
+        } else {
+            x
+        };
         let w = InterpolationWeights::new(&grid, x.as_ref(), opts).unwrap();
         let m = grid.num_points();
         let mut rng = ChaCha8Rng::seed_from_u64(42);

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 
 use gp_linalg::vector::{dot_chunk, CHUNK};
 
-use super::{InterpolationWeights, ROW_CHUNK, SUM_BLOCKS};
+use super::{run_end, InterpolationWeights, ROW_CHUNK, RUN_MAX, SUM_BLOCKS, TILE_ROWS};
 use crate::interpolation::InterpolationScheme;
 
 /// Columns per pass.
@@ -131,8 +131,12 @@ fn scatter_block_body<const D: usize>(
     lo: usize,
     buf: &mut [Lanes],
 ) {
+    if D == 3 {
+        scatter_runs_3d(scheme, taus, starts, strides, v, lo, buf);
+        return;
+    }
     let mut wr = [0.0; 12];
-    let (s0, s1) = (strides[0], strides[1]);
+    let s0 = strides[0];
     for ((t, &st), vi) in taus.chunks_exact(D).zip(starts).zip(v) {
         for (l, &tau) in t.iter().enumerate() {
             scheme.weights_1d(tau, &mut wr[4 * l..4 * l + 4]);
@@ -140,19 +144,62 @@ fn scatter_block_body<const D: usize>(
         let at = st - lo;
         if D == 1 {
             scatter4(buf, at, &wr[..4], vi);
-        } else if D == 2 {
+        } else {
             for (a, &wa) in wr[..4].iter().enumerate() {
                 scatter4(buf, at + a * s0, &wr[4..8], &scale(wa, vi));
             }
-        } else {
-            for (a, &wa) in wr[..4].iter().enumerate() {
-                let wav = scale(wa, vi);
-                for (b, &wb) in wr[4..8].iter().enumerate() {
-                    let val: Lanes = std::array::from_fn(|c| wav[c] * wb);
-                    scatter4(buf, at + a * s0 + b * s1, &wr[8..12], &val);
+        }
+    }
+}
+
+/// The 3-D scatter by runs of consecutive rows with the same stencil (the points of one grid
+/// cell, when the rows are in cell order): each of the 64 stencil rows sums the run's
+/// contributions `((w_a v) w_b) w_c` in registers, in row order from zero, and is added to
+/// `buf` once per run ([`super::run_end`] splits the runs, as the column-by-column scatter
+/// does, so the sums are the same bits).
+#[inline(always)]
+fn scatter_runs_3d(
+    scheme: InterpolationScheme,
+    taus: &[f64],
+    starts: &[usize],
+    strides: [usize; 2],
+    v: &[Lanes],
+    lo: usize,
+    buf: &mut [Lanes],
+) {
+    let (s0, s1) = (strides[0], strides[1]);
+    let mut weights = [[0.0; 12]; RUN_MAX];
+    let mut i = 0;
+    while i < starts.len() {
+        let end = run_end(starts, i);
+        let run = &v[i..end];
+        for (wr, t) in weights.iter_mut().zip(taus[3 * i..3 * end].chunks_exact(3)) {
+            for (l, &tau) in t.iter().enumerate() {
+                scheme.weights_1d(tau, &mut wr[4 * l..4 * l + 4]);
+            }
+        }
+        let at = starts[i] - lo;
+        for a in 0..4 {
+            for b in 0..4 {
+                let mut acc = [[0.0; LANES]; 4];
+                for (wr, vi) in weights.iter().zip(run) {
+                    let wav = scale(wr[a], vi);
+                    let val: Lanes = std::array::from_fn(|c| wav[c] * wr[4 + b]);
+                    for (q, row) in acc.iter_mut().enumerate() {
+                        for c in 0..LANES {
+                            row[c] += val[c] * wr[8 + q];
+                        }
+                    }
+                }
+                let rows = &mut buf[at + a * s0 + b * s1..][..4];
+                for (row, sum) in rows.iter_mut().zip(&acc) {
+                    for c in 0..LANES {
+                        row[c] += sum[c];
+                    }
                 }
             }
         }
+        i = end;
     }
 }
 
@@ -198,10 +245,6 @@ fn chunk_dot(a: faer::ColRef<'_, f64>, b: faer::ColRef<'_, f64>) -> f64 {
         }
     }
 }
-
-/// Rows of `V` turned row major per tile in the `Wᵀ` pass: 24 KiB, so a tile stays in L1
-/// between its filling and its scatter, and no `n × 12` copy of `V` is made.
-const TILE_ROWS: usize = 256;
 
 /// Rows `i0 .. i0 + rows.len()` of columns `c0 .. c0 + width` of `x` into `rows` (lanes
 /// past `width` keep their values: the caller's zeros, whose sums are never read).
