@@ -498,8 +498,9 @@ fn dispatched_equals_baseline(sizes: &[usize]) {
 fn block_products_equal_column_by_column_products_bitwise() {
     use gp_linalg::simd::{set_max_simd_level, SimdLevel};
     // `ordered`: points in cell order, so the 3-D scatters sum runs of rows with one stencil
-    // (about 18 per cell on the 9×7×8 grid; runs cut at 32 rows and at the 256-row tiles on
-    // the 6×6×6 grid, whose 8 cells hold about 1100 points each).
+    // (the data span 4 × 2 × 3 cells of the 9×7×8 grid, about 375 points each, and one cell
+    // of the 6×6×6 grid: runs cut at 32 rows and at the 256-row tiles, and runs that end
+    // where the stencil changes).
     for (sizes, n, opts, ordered) in [
         (&[60][..], 9000, CUBIC, false),
         (&[14, 11][..], 5000, CUBIC, false),
