@@ -61,9 +61,10 @@ pub trait LinearOperator: Send + Sync {
     /// `out` is still in cache. Contract as for [`matvec`](Self::matvec).
     fn matmat_with_dots(&self, x: MatRef<'_, f64>, mut out: MatMut<'_, f64>) -> Vec<f64> {
         self.matmat(x, out.rb_mut());
-        (0..x.ncols())
-            .map(|j| crate::vector::dot_col(x.col(j), out.as_ref().col(j)).unwrap_or(f64::NAN))
-            .collect()
+        match crate::vector::col_dots(x, out.as_ref()) {
+            Ok(dots) => dots.iter().copied().collect(),
+            Err(_) => vec![f64::NAN; x.ncols()],
+        }
     }
 
     /// The diagonal of `A`, when the operator can produce it cheaply (square operators only).

@@ -338,9 +338,10 @@ impl InterpolationWeights {
         if !dots {
             return Ok(Vec::new());
         }
-        (0..k)
-            .map(|j| gp_linalg::vector::dot_col(v.col(j), out.as_ref().col(j)).map_err(Into::into))
-            .collect()
+        Ok(gp_linalg::vector::col_dots(v, out.as_ref())?
+            .iter()
+            .copied()
+            .collect())
     }
 
     /// `W x + α v` into a slice (`x.len() == m`, `v.len() == out.len() == n`), or `W x`
@@ -469,9 +470,7 @@ fn gather_nd_body<const D: usize>(
         .zip(taus.chunks_exact(D))
         .enumerate()
     {
-        for (l, &tau) in t.iter().enumerate() {
-            scheme.weights_1d(tau, &mut wr[4 * l..4 * l + 4]);
-        }
+        fill_weights(scheme, 4, t, &mut wr);
         let value = if D == 1 {
             dot4(&wr[..4], x, st)
         } else if D == 2 {
@@ -517,9 +516,7 @@ fn scatter_nd_body<const D: usize>(
     let mut wr = [0.0; 12];
     let s0 = strides[0];
     for ((t, &st), &vi) in taus.chunks_exact(D).zip(starts).zip(v) {
-        for (l, &tau) in t.iter().enumerate() {
-            scheme.weights_1d(tau, &mut wr[4 * l..4 * l + 4]);
-        }
+        fill_weights(scheme, 4, t, &mut wr);
         let at = st - lo;
         if D == 1 {
             scatter4(buf, at, &wr[..4], vi);
@@ -556,7 +553,7 @@ fn fill_weights(scheme: InterpolationScheme, w: usize, taus: &[f64], out: &mut [
     }
 }
 
-/// The 3-D scatter of one column by runs of rows with the same stencil ([`run_end`]): each
+/// The 3-D scatter of one column by runs of rows with the same stencil ([`next_run_3d`]): each
 /// of the 64 stencil entries sums the run's contributions `((w_a v) w_b) w_c` from zero in
 /// row order and is added to `buf` once per run, the order of the blocked scatter, so each
 /// column of a blocked `Wᵀ V` is this one's bits.
@@ -574,13 +571,8 @@ fn scatter_runs_3d(
     let mut weights = [[0.0; 12]; RUN_MAX];
     let mut i = 0;
     while i < starts.len() {
-        let end = run_end(starts, i);
+        let end = next_run_3d(scheme, taus, starts, i, &mut weights);
         let run = &v[i..end];
-        for (wr, t) in weights.iter_mut().zip(taus[3 * i..3 * end].chunks_exact(3)) {
-            for (l, &tau) in t.iter().enumerate() {
-                scheme.weights_1d(tau, &mut wr[4 * l..4 * l + 4]);
-            }
-        }
         let at = starts[i] - lo;
         for a in 0..4 {
             for b in 0..4 {
@@ -606,20 +598,30 @@ pub(crate) const RUN_MAX: usize = 32;
 
 /// Rows of `V` turned row major per tile in the blocked `Wᵀ` pass: 24 KiB, so a tile stays
 /// in L1 between its filling and its scatter, and no `n × 12` copy of `V` is made. Runs of
-/// the 3-D scatters end at its multiples ([`run_end`]).
+/// the 3-D scatters end at its multiples ([`next_run_3d`]).
 pub(crate) const TILE_ROWS: usize = 256;
 
-/// The end of the run of rows from `i` that share `starts[i]`: at most [`RUN_MAX`] rows,
-/// and never across a multiple of [`TILE_ROWS`] (the blocked scatter's tiles). The 3-D
-/// scatters, blocked and column by column, sum each run's contributions before adding them
-/// to the grid, so they must split the rows the same way.
+/// The run of cubic 3-D rows from `i` that share `starts[i]`: at most [`RUN_MAX`] rows, and
+/// never across a multiple of [`TILE_ROWS`] (the blocked scatter's tiles). Writes the run's
+/// per-dimension weights into `weights` (row `k` of the run in `weights[k]`) and returns
+/// the run's end. The 3-D scatters, blocked and column by column, sum each run's
+/// contributions before adding them to the grid, so both split the rows here.
 #[inline(always)]
-pub(crate) fn run_end(starts: &[usize], i: usize) -> usize {
+fn next_run_3d(
+    scheme: InterpolationScheme,
+    taus: &[f64],
+    starts: &[usize],
+    i: usize,
+    weights: &mut [[f64; 12]; RUN_MAX],
+) -> usize {
     let tile_end = (i / TILE_ROWS + 1) * TILE_ROWS;
     let limit = (i + RUN_MAX).min(tile_end).min(starts.len());
     let mut end = i + 1;
     while end < limit && starts[end] == starts[i] {
         end += 1;
+    }
+    for (wr, t) in weights.iter_mut().zip(taus[3 * i..3 * end].chunks_exact(3)) {
+        fill_weights(scheme, 4, t, wr);
     }
     end
 }

@@ -112,24 +112,21 @@ impl LinearOperator for SkiOperator<'_> {
     /// The curvatures `x_jᵀ (A x_j)` taken inside the final `W u + σ² x` pass, while each
     /// chunk of the output is in cache (the same bits as `vector::dot` after `matmat`).
     fn matmat_with_dots(&self, x: MatRef<'_, f64>, mut out: MatMut<'_, f64>) -> Vec<f64> {
-        if self.shift == 0.0 {
-            self.matmat(x, out.rb_mut());
-            return (0..x.ncols())
-                .map(|j| {
-                    gp_linalg::vector::dot_col(x.col(j), out.as_ref().col(j)).unwrap_or(f64::NAN)
-                })
-                .collect();
-        }
         let inner = self.inner_product(x);
-        match self
-            .w
-            .matmat_plus_scaled_dots(inner.as_ref(), self.shift, x, out.rb_mut())
-        {
-            Ok(dots) => dots,
-            Err(_) => {
-                out.fill(f64::NAN);
-                vec![f64::NAN; x.ncols()]
-            }
-        }
+        let dots = if self.shift == 0.0 {
+            self.w.matmat(inner.as_ref(), out.rb_mut());
+            gp_linalg::vector::col_dots(x, out.as_ref())
+                .ok()
+                .map(|d| d.iter().copied().collect())
+        } else {
+            self.w
+                .matmat_plus_scaled_dots(inner.as_ref(), self.shift, x, out.rb_mut())
+                .ok()
+        };
+        // As in `matmat`: a failure cannot happen for the operator's own shapes; NaN marks it.
+        dots.unwrap_or_else(|| {
+            out.fill(f64::NAN);
+            vec![f64::NAN; x.ncols()]
+        })
     }
 }

@@ -15,7 +15,9 @@ use rayon::prelude::*;
 
 use gp_linalg::vector::{dot_chunk, CHUNK};
 
-use super::{run_end, InterpolationWeights, ROW_CHUNK, RUN_MAX, SUM_BLOCKS, TILE_ROWS};
+use super::{
+    fill_weights, next_run_3d, InterpolationWeights, ROW_CHUNK, RUN_MAX, SUM_BLOCKS, TILE_ROWS,
+};
 use crate::interpolation::InterpolationScheme;
 
 /// Columns per pass.
@@ -82,9 +84,7 @@ fn gather_block_body<const D: usize>(
     let mut wr = [0.0; 12];
     let (s0, s1) = (strides[0], strides[1]);
     for ((o, &st), t) in out.iter_mut().zip(starts).zip(taus.chunks_exact(D)) {
-        for (l, &tau) in t.iter().enumerate() {
-            scheme.weights_1d(tau, &mut wr[4 * l..4 * l + 4]);
-        }
+        fill_weights(scheme, 4, t, &mut wr);
         *o = if D == 1 {
             dot4(&wr[..4], x, st)
         } else if D == 2 {
@@ -138,9 +138,7 @@ fn scatter_block_body<const D: usize>(
     let mut wr = [0.0; 12];
     let s0 = strides[0];
     for ((t, &st), vi) in taus.chunks_exact(D).zip(starts).zip(v) {
-        for (l, &tau) in t.iter().enumerate() {
-            scheme.weights_1d(tau, &mut wr[4 * l..4 * l + 4]);
-        }
+        fill_weights(scheme, 4, t, &mut wr);
         let at = st - lo;
         if D == 1 {
             scatter4(buf, at, &wr[..4], vi);
@@ -155,7 +153,7 @@ fn scatter_block_body<const D: usize>(
 /// The 3-D scatter by runs of consecutive rows with the same stencil (the points of one grid
 /// cell, when the rows are in cell order): each of the 64 stencil rows sums the run's
 /// contributions `((w_a v) w_b) w_c` in registers, in row order from zero, and is added to
-/// `buf` once per run ([`super::run_end`] splits the runs, as the column-by-column scatter
+/// `buf` once per run ([`super::next_run_3d`] splits the runs, as the column-by-column scatter
 /// does, so the sums are the same bits).
 #[inline(always)]
 fn scatter_runs_3d(
@@ -171,13 +169,8 @@ fn scatter_runs_3d(
     let mut weights = [[0.0; 12]; RUN_MAX];
     let mut i = 0;
     while i < starts.len() {
-        let end = run_end(starts, i);
+        let end = next_run_3d(scheme, taus, starts, i, &mut weights);
         let run = &v[i..end];
-        for (wr, t) in weights.iter_mut().zip(taus[3 * i..3 * end].chunks_exact(3)) {
-            for (l, &tau) in t.iter().enumerate() {
-                scheme.weights_1d(tau, &mut wr[4 * l..4 * l + 4]);
-            }
-        }
         let at = starts[i] - lo;
         for a in 0..4 {
             for b in 0..4 {
@@ -347,12 +340,9 @@ impl InterpolationWeights {
                     }
                 })
                 .collect();
-            sums.extend((0..width).map(|q| {
-                partials
-                    .iter()
-                    .map(|p| p.get(q).copied().unwrap_or(0.0))
-                    .sum::<f64>()
-            }));
+            if dots && shift.is_some() {
+                sums.extend((0..width).map(|q| partials.iter().map(|p| p[q]).sum::<f64>()));
+            }
         }
         (dots && shift.is_some()).then_some(sums)
     }
