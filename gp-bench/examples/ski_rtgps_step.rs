@@ -69,6 +69,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let krylov = gp_models::objective::KrylovObjectiveOptions {
         preconditioner_rank: rank,
+        // Training takes no value (Adam needs the gradient only; RR-SLQ costs O(J³) per probe).
+        with_value: false,
         ..Default::default()
     };
     for rep in 0..repeats {

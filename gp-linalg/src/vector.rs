@@ -198,12 +198,63 @@ pub fn dot_chunks(pairs: &[(&[f64], &[f64])], out: &mut [f64]) {
     }
 }
 
-crate::simd_dispatch! {
-    /// `dot_seq` of `N` pairs whose vectors all have length `len`, interleaved (each pair
-    /// keeps its own four accumulators and tail, in `dot_seq`'s order), AVX2 build where
-    /// the CPU has it.
-    fn dot_group<const N: usize>(pairs: &[(&[f64], &[f64])], len: usize) -> [f64; N]
-        = dot_group_body, avx2 via dot_group_avx2;
+/// `dot_seq` of `N` pairs whose vectors all have length `len`, interleaved (each pair keeps
+/// its own four accumulators and tail, in `dot_seq`'s order): with AVX2 where the CPU has it,
+/// the baseline build otherwise.
+fn dot_group<const N: usize>(pairs: &[(&[f64], &[f64])], len: usize) -> [f64; N] {
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::simd_level() >= crate::simd::SimdLevel::Avx2 && pairs.len() >= N {
+        let ok = pairs[..N]
+            .iter()
+            .all(|(x, y)| x.len() >= len && y.len() >= len);
+        if ok {
+            // SAFETY: the CPU has AVX2 (checked above), and every slice holds `len` values.
+            return unsafe { dot_group_avx2::<N>(pairs, len) };
+        }
+    }
+    dot_group_body::<N>(pairs, len)
+}
+
+/// [`dot_group_body`] in AVX2 intrinsics: each pair's four accumulators are the four lanes
+/// of one register, updated by a product then a sum (no fused multiply-add), so every
+/// lane sees `dot_seq`'s operations in its order, and the result is its bits. Written with
+/// intrinsics because the compiler's vectorization of the portable body depends on the
+/// code around it: the same source was compiled once to packed loops and once to scalar
+/// code with its accumulators spilled to the stack (twice the time), after an unrelated
+/// change elsewhere in the crate.
+///
+/// # Safety
+/// The CPU must support AVX2, `pairs` must hold at least `N` pairs, and each of their
+/// slices at least `len` values.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn dot_group_avx2<const N: usize>(pairs: &[(&[f64], &[f64])], len: usize) -> [f64; N] {
+    use std::arch::x86_64::{
+        __m256d, _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd,
+    };
+    let body = len - len % 4;
+    let x: [*const f64; N] = std::array::from_fn(|k| pairs[k].0.as_ptr());
+    let y: [*const f64; N] = std::array::from_fn(|k| pairs[k].1.as_ptr());
+    let mut acc: [__m256d; N] = [_mm256_setzero_pd(); N];
+    let mut i = 0;
+    while i < body {
+        for k in 0..N {
+            // SAFETY: `i + 4 ≤ body ≤ len`, within every slice (the caller's contract).
+            let (a, b) = unsafe { (_mm256_loadu_pd(x[k].add(i)), _mm256_loadu_pd(y[k].add(i))) };
+            acc[k] = _mm256_add_pd(acc[k], _mm256_mul_pd(a, b));
+        }
+        i += 4;
+    }
+    std::array::from_fn(|k| {
+        let mut lanes = [0.0_f64; 4];
+        // SAFETY: `lanes` holds four values.
+        unsafe { _mm256_storeu_pd(lanes.as_mut_ptr(), acc[k]) };
+        let mut tail = 0.0;
+        for (a, b) in pairs[k].0[body..len].iter().zip(&pairs[k].1[body..len]) {
+            tail += a * b;
+        }
+        (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + tail
+    })
 }
 
 #[inline(always)]
