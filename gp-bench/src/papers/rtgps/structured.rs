@@ -170,8 +170,8 @@ impl Experiment for StructuredTraining {
         match size {
             RunSize::Smoke => 2.0,
             RunSize::Quick => 5.0,
-            // Measured by whole `--full` runs at n = 278 319 on a 32³ grid: SKI 3.0–3.4 s per
-            // step with the rank-5 preconditioner applied inside CG's passes; GSGP 1.4–2.2 s
+            // Measured by whole `--full` runs at n = 278 319 on a 32³ grid: SKI 2.9–3.4 s per
+            // step with the rank-5 preconditioner applied inside CG's passes; GSGP 1.3–2.2 s
             // per step; two converged log-likelihoods and the mean solve (2026-11-27).
             RunSize::Full => 300.0 * (3.4 + 2.2) + 240.0,
         }
