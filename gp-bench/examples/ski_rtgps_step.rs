@@ -10,6 +10,11 @@
 //! plus noise of sd 0.1; hyperparameters at GPyTorch's start (ℓ = s = σ² ≈ 0.693). The solves
 //! are preconditioned as in training (`SkiCovariance::with_options`) by the rank-`rank`
 //! pivoted Cholesky of `W K_G Wᵀ`; rank 0 runs without a preconditioner.
+//!
+//! The `gp-bench` binary keeps freed memory for reuse (glibc `mallopt`, see its `src/main.rs`);
+//! this example keeps glibc's defaults, under which every step faults its fresh `n × 11`
+//! blocks in again. To time a step as the experiment runs it, set
+//! `MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=2147483647`.
 
 use std::time::Instant;
 

@@ -1,6 +1,14 @@
 //! Training with any estimator: Adam on GPyTorch's softplus parameters and the loss
 //! `−log p / n`, every step recorded, the exact loss evaluated at the recorded
 //! hyperparameters on request (the paper's "exact loss" curves).
+//!
+//! Memory: every Krylov step allocates and frees a few dozen `n × k` blocks (CG's vectors,
+//! the probes, the RR estimates). Under glibc's default malloc, blocks of a few MB and more
+//! are mapped afresh and returned to the system each step, so each step pays a page fault per
+//! 4 KiB again (about 80 000 per step at n = 278K, 5–10% of an SKI RR-CG step). A long
+//! training on glibc runs faster with `MALLOC_MMAP_THRESHOLD_=33554432` and
+//! `MALLOC_TRIM_THRESHOLD_=2147483647` in the environment (freed blocks up to 32 MiB kept for
+//! reuse); the `gp-bench` binary sets the same at start-up.
 
 use std::cell::Cell;
 use std::ops::ControlFlow;
