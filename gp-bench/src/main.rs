@@ -59,23 +59,24 @@ enum Command {
         folds: Option<u64>,
         /// Run only these data sets in the experiments that cross-validate (GRIEF
         /// `table1-folds`; comma-separated Table 1 names, e.g. `--sets kin40k,keggu`) and
-        /// in KMCG's `dense` and `hyperparameters` (e.g. `--sets elevators,pol`);
-        /// default: the size's sets.
+        /// in KMCG's `dense` and `hyperparameters` (e.g. `--sets elevators,pol`) and RTGPS's
+        /// `uci-table` (`--sets pol,bike`); default: the size's sets.
         #[arg(long, value_delimiter = ',')]
         sets: Vec<String>,
         /// Keep every finished fold of the cross-validated experiments (GRIEF
         /// `table1-folds`), and every finished problem (data set × kernel) of KMCG's
-        /// `dense` and `hyperparameters`, in DIR and reuse the ones computed with the same
-        /// settings, so a long `--full` run continues where an interrupted one stopped.
+        /// `dense` and `hyperparameters`, and every finished training (data set × method) of
+        /// RTGPS's `uci-table`, in DIR and reuse the ones computed with the same settings, so
+        /// a long `--full` run continues where an interrupted one stopped.
         #[arg(long, value_name = "DIR")]
         fold_cache: Option<PathBuf>,
         /// With --fold-cache: skip the folds that are not in the cache instead of running
         /// them (a report of the recorded folds in seconds).
         #[arg(long, requires = "fold_cache")]
         cached_only: bool,
-        /// Folds (KMCG: problems) run at the same time in the experiments above, each with
-        /// sequential dense algebra (2 nearly doubles GRIEF's throughput on 2 cores; the
-        /// times per fold are then taken under that load).
+        /// Folds (KMCG: problems; RTGPS: trainings) run at the same time in the experiments
+        /// above, each with sequential dense algebra (2 nearly doubles GRIEF's throughput on 2
+        /// cores; the times per fold are then taken under that load).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
         jobs: u64,
         /// With --full: also the parts that take hours and tens of GiB (RTGPS's larger

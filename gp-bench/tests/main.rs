@@ -17,4 +17,5 @@ mod plot_axes;
 mod real_data;
 mod report_files;
 mod reproduce_smoke;
+mod rtgps_uci_cache;
 mod synthetic;
