@@ -99,8 +99,9 @@ const CODE_VERSION: &str = "uci-table v1";
 /// CG(100), RR-CG, then RFF when the plan has it): per step at pol's full size (n = 9600,
 /// d = 26) on the 2-core reference machine, measured by `--example rtgps_step -- 9600 26 3
 /// --cholesky` (Cholesky ≈ 11 s: the `n³` factorization and inverse; CG(100) ≈ 2.6 s and
-/// RR-CG ≈ 2.8 s: about 100 products with 11 columns at 25 ms) and RFF(700) ≈ 0.5 s. Only
-/// the ratios matter below the full size.
+/// RR-CG ≈ 2.8 s: about 100 products with 11 columns at 25 ms); RFF(700) ≈ 0.5 s is from its
+/// flop count (the Gram of 9600 rows of at most 1400 features, ≤ 19 GFLOP), not measured.
+/// Only the ratios matter below the full size.
 fn method_seconds(p: &Plan) -> Vec<f64> {
     let steps = p.steps as f64;
     let mut seconds = vec![11.0 * steps, 2.6 * steps, 2.8 * steps];
