@@ -67,6 +67,10 @@ pub struct RunContext<'a> {
     /// With `--full`: also the parts that take hours and tens of GiB (`--large`; RTGPS's
     /// larger Tables S1/S2 rows). Experiments without such parts ignore it.
     pub large: bool,
+    /// Seeds per data set (`--seeds K`, at least 1: `seed, seed + 1, …, seed + K − 1`) in the
+    /// experiments that repeat over seeds and report their mean (RTGPS's `uci-table`, whose
+    /// paper values are means of 3 seeds); the others use `seed` alone.
+    pub seeds: usize,
 }
 
 /// A table with a title, for the report.
@@ -181,8 +185,9 @@ pub trait Experiment: Send + Sync {
     }
     /// The estimate of what is left to run: as
     /// [`estimate_seconds_with_folds`](Experiment::estimate_seconds_with_folds), for the
-    /// data sets `sets` only (`--sets`; `None`: all) and without the folds a fold cache
-    /// already holds for the run's settings and `seed` (default: neither applies).
+    /// data sets `sets` only (`--sets`; `None`: all), over `seeds` seeds from `seed` where
+    /// the experiment repeats over seeds (`--seeds`), and without the folds a fold cache
+    /// already holds for the run's settings and seeds (default: none of these applies).
     fn estimate_seconds_remaining(
         &self,
         size: RunSize,
@@ -190,8 +195,9 @@ pub trait Experiment: Send + Sync {
         sets: Option<&[String]>,
         fold_cache: Option<&crate::fold_cache::FoldCache>,
         seed: u64,
+        seeds: usize,
     ) -> f64 {
-        let _ = (sets, fold_cache, seed);
+        let _ = (sets, fold_cache, seed, seeds);
         self.estimate_seconds_with_folds(size, folds)
     }
     /// Runs the experiment.

@@ -38,6 +38,7 @@ pub mod jobs;
 pub mod papers;
 pub mod report;
 pub mod reproduce;
+pub mod summary;
 pub mod synthetic;
 pub mod table;
 pub mod tables;

@@ -40,11 +40,14 @@ pub struct ReproduceOptions {
     pub jobs: usize,
     /// Also the parts that take hours (`--large`, with `--full`).
     pub large: bool,
+    /// Seeds per data set in the experiments that repeat over seeds (`--seeds`).
+    pub seeds: usize,
 }
 
 /// The summed wall-time estimate of the papers' experiments at `size`, in seconds, with
 /// `--folds K` (`folds`) and `--sets` (`sets`) where an experiment cross-validates, and
-/// without the folds `fold_cache` already holds for `seed`.
+/// over `seeds` seeds from `seed` where an experiment repeats over seeds (`--seeds`), and
+/// without the folds `fold_cache` already holds for them.
 pub fn estimate_seconds(
     papers: &[Paper],
     size: RunSize,
@@ -52,11 +55,12 @@ pub fn estimate_seconds(
     sets: Option<&[String]>,
     fold_cache: Option<&FoldCache>,
     seed: u64,
+    seeds: usize,
 ) -> f64 {
     papers
         .iter()
         .flat_map(|p| &p.experiments)
-        .map(|e| e.estimate_seconds_remaining(size, folds, sets, fold_cache, seed))
+        .map(|e| e.estimate_seconds_remaining(size, folds, sets, fold_cache, seed, seeds))
         .sum()
 }
 
@@ -124,6 +128,7 @@ fn run_paper_into(
             fold_cache: options.fold_cache.as_ref(),
             jobs: options.jobs.max(1),
             large: options.large,
+            seeds: options.seeds.max(1),
         };
         let t0 = Instant::now();
         let outcome = exp.run(&ctx).map_err(|e| e.to_string());

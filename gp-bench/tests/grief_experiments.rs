@@ -24,6 +24,7 @@ fn run(exp: &dyn Experiment, size: RunSize) -> ExperimentOutput {
         fold_cache: None,
         jobs: 1,
         large: false,
+        seeds: 1,
     };
     let start = std::time::Instant::now();
     let out = exp.run(&ctx).expect("experiment runs");
@@ -160,20 +161,20 @@ fn the_table_estimate_leaves_out_recorded_folds() {
     let empty = std::env::temp_dir().join(format!("gp-bench-empty-cache-{}", std::process::id()));
     let none = FoldCache::new(&empty);
     assert_eq!(
-        table.estimate_seconds_remaining(RunSize::Full, None, None, Some(&none), 0),
+        table.estimate_seconds_remaining(RunSize::Full, None, None, Some(&none), 0, 1),
         all
     );
     assert_eq!(
-        table.estimate_seconds_remaining(RunSize::Full, Some(1), None, Some(&none), 0),
+        table.estimate_seconds_remaining(RunSize::Full, Some(1), None, Some(&none), 0, 1),
         table.estimate_seconds_with_folds(RunSize::Full, Some(1))
     );
     let recorded =
         FoldCache::new(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/fold-cache"));
-    let left = table.estimate_seconds_remaining(RunSize::Full, None, None, Some(&recorded), 0);
+    let left = table.estimate_seconds_remaining(RunSize::Full, None, None, Some(&recorded), 0, 1);
     assert!(left < all, "{left} of {all}");
     // Another seed's folds are not the recorded ones.
     assert_eq!(
-        table.estimate_seconds_remaining(RunSize::Full, None, None, Some(&recorded), 1),
+        table.estimate_seconds_remaining(RunSize::Full, None, None, Some(&recorded), 1, 1),
         all
     );
 }
@@ -186,8 +187,8 @@ fn the_table_runs_and_estimates_the_sets_asked_for() {
     use gp_bench::papers::grief::table1_folds::Table1Folds;
     let table = Table1Folds;
     let kin40k = ["kin40k".to_string()];
-    let ten = table.estimate_seconds_remaining(RunSize::Full, None, Some(&kin40k), None, 0);
-    let one = table.estimate_seconds_remaining(RunSize::Full, Some(1), Some(&kin40k), None, 0);
+    let ten = table.estimate_seconds_remaining(RunSize::Full, None, Some(&kin40k), None, 0, 1);
+    let one = table.estimate_seconds_remaining(RunSize::Full, Some(1), Some(&kin40k), None, 0, 1);
     assert!(
         ten > 0.0 && (ten - 10.0 * one).abs() < 1e-9 * ten,
         "{ten} vs {one}"
@@ -195,7 +196,7 @@ fn the_table_runs_and_estimates_the_sets_asked_for() {
     let all = table.estimate_seconds(RunSize::Full);
     assert!(ten < all / 10.0, "kin40k's {ten} s of the table's {all} s");
     let both = ["kin40k".to_string(), "keggu".to_string()];
-    let two = table.estimate_seconds_remaining(RunSize::Full, None, Some(&both), None, 0);
+    let two = table.estimate_seconds_remaining(RunSize::Full, None, Some(&both), None, 0, 1);
     assert!(two > ten, "{two} vs {ten}");
 
     let data_dir = DataDir {
@@ -214,6 +215,7 @@ fn the_table_runs_and_estimates_the_sets_asked_for() {
         fold_cache: None,
         jobs: 1,
         large: false,
+        seeds: 1,
     };
     let err = table.run(&ctx).expect_err("an unknown set is refused");
     let msg = err.to_string();

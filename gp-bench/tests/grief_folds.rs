@@ -180,6 +180,7 @@ fn the_table_reuses_cached_folds() {
                 fold_cache: Some(cache),
                 jobs,
                 large: false,
+                seeds: 1,
             })
             .expect("table runs")
     };

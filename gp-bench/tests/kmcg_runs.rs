@@ -187,6 +187,7 @@ fn smoke_context<'a>(
         fold_cache: Some(cache),
         jobs: 2,
         large: false,
+        seeds: 1,
     }
 }
 
@@ -214,7 +215,7 @@ fn the_dense_experiments_record_and_reload_one_problem_at_a_time() {
     for experiment in experiments {
         let name = experiment.name();
         let remaining = |sets: Option<&[String]>| {
-            experiment.estimate_seconds_remaining(RunSize::Smoke, None, sets, Some(&cache), 0)
+            experiment.estimate_seconds_remaining(RunSize::Smoke, None, sets, Some(&cache), 0, 1)
         };
         let before = remaining(None);
         let ctx = smoke_context(&data_dir, &progress, Some(&toy), &cache);

@@ -40,6 +40,7 @@ fn run(exp: &dyn Experiment) -> ExperimentOutput {
         fold_cache: None,
         jobs: 1,
         large: false,
+        seeds: 1,
     };
     exp.run(&ctx).expect("experiment runs")
 }

@@ -14,6 +14,16 @@ fn smoke_context<'a>(
     sets: Option<&'a [String]>,
     cache: &'a FoldCache,
 ) -> RunContext<'a> {
+    seeded_context(data_dir, progress, sets, cache, 1)
+}
+
+fn seeded_context<'a>(
+    data_dir: &'a DataDir,
+    progress: &'a indicatif::ProgressBar,
+    sets: Option<&'a [String]>,
+    cache: &'a FoldCache,
+    seeds: usize,
+) -> RunContext<'a> {
     RunContext {
         size: RunSize::Smoke,
         seed: 0,
@@ -24,6 +34,7 @@ fn smoke_context<'a>(
         fold_cache: Some(cache),
         jobs: 2,
         large: false,
+        seeds,
     }
 }
 
@@ -53,7 +64,7 @@ fn the_uci_table_records_and_reloads_one_training_at_a_time() {
     let pol = ["pol".to_string()];
     let cache = FoldCache::new(dir.path());
     let remaining = |cache: &FoldCache| {
-        UciTable.estimate_seconds_remaining(RunSize::Smoke, None, Some(&pol), Some(cache), 0)
+        UciTable.estimate_seconds_remaining(RunSize::Smoke, None, Some(&pol), Some(cache), 0, 1)
     };
     assert!(remaining(&cache) > 0.0);
 
@@ -87,7 +98,7 @@ fn the_uci_table_records_and_reloads_one_training_at_a_time() {
     );
 
     // An outcome recorded on another split (here: its description changed) is trained again.
-    let file = dir.path().join("rtgps/uci-table/pol-fold1.json");
+    let file = dir.path().join("rtgps/uci-table/pol-seed0-fold1.json");
     let text = std::fs::read_to_string(&file).unwrap();
     let mut entry: serde_json::Value = serde_json::from_str(&text).unwrap();
     entry["result"]["split"] = "another split".into();
@@ -117,4 +128,45 @@ fn the_uci_table_refuses_a_set_it_does_not_run() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("bike") && err.contains("pol"), "{err}");
+}
+
+/// `--seeds 2`: the first seed's trainings come from the cache of a one-seed run, the second
+/// seed's are trained; the rows show mean ± std over both, and the raw rows list each seed.
+#[test]
+fn the_uci_table_averages_over_seeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = DataDir {
+        path: None,
+        origin: DataDirOrigin::NotFound,
+    };
+    let progress = indicatif::ProgressBar::hidden();
+    let cache = FoldCache::new(dir.path());
+    let remaining = |seeds: usize| {
+        UciTable.estimate_seconds_remaining(RunSize::Smoke, None, None, Some(&cache), 0, seeds)
+    };
+    assert_eq!(remaining(2), 2.0 * remaining(1));
+    let one = UciTable
+        .run(&seeded_context(&data_dir, &progress, None, &cache, 1))
+        .unwrap();
+    assert_eq!(remaining(1), 0.0);
+    assert!(remaining(2) > 0.0);
+    let two = UciTable
+        .run(&seeded_context(&data_dir, &progress, None, &cache, 2))
+        .unwrap();
+    assert!(has_note(&two.notes, "4 of 8 trainings"), "{:?}", two.notes);
+    let rows = two.raw["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 8);
+    let seeds: Vec<u64> = rows.iter().map(|r| r["seed"].as_u64().unwrap()).collect();
+    assert_eq!(seeds, [0, 0, 0, 0, 1, 1, 1, 1]);
+    // The first seed's rows are the one-seed run's.
+    assert_eq!(
+        metrics(&serde_json::json!({ "rows": rows[..4].to_vec() })),
+        metrics(&one.raw)
+    );
+    let table = &two.tables[0].table.to_markdown();
+    assert!(
+        table.contains("2 seeds 0–1") && table.contains(" ± "),
+        "{table}"
+    );
+    assert_eq!(two.checks.len(), one.checks.len());
 }

@@ -135,11 +135,3 @@ pub fn run_fold(
         seconds,
     })
 }
-
-/// Mean and standard deviation with ddof = 0 (the spec's decision for Table 1).
-pub fn mean_std(values: &[f64]) -> (f64, f64) {
-    let n = values.len().max(1) as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
-    (mean, var.sqrt())
-}

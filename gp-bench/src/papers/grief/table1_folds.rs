@@ -10,7 +10,6 @@
 
 use serde_json::json;
 
-use super::fold::mean_std;
 use super::grief_fold::{run_grief_fold, type_two_p, GriefFoldOptions, GriefFoldResult};
 use super::table1::{MeanStd, PaperRow, PAPER_TABLE};
 use crate::data::uci::{load_uci, UCI_FOLDS};
@@ -18,6 +17,7 @@ use crate::error::BenchError;
 use crate::experiment::{Check, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize};
 use crate::fold_cache::{FoldCache, FoldKey};
 use crate::jobs::run_concurrently;
+use crate::summary::mean_std;
 use crate::table::{fmt_seconds, Table};
 use gp_models::grief::dual::data_space_is_cheaper;
 use gp_models::sampling::MalaOptions;
@@ -254,6 +254,7 @@ impl Experiment for Table1Folds {
         sets: Option<&[String]>,
         fold_cache: Option<&FoldCache>,
         seed: u64,
+        _seeds: usize,
     ) -> f64 {
         if fold_cache.is_none() && sets.is_none() {
             return self.estimate_seconds_with_folds(size, folds);

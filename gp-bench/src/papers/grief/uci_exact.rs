@@ -19,7 +19,7 @@
 
 use serde_json::json;
 
-use super::fold::{mean_std, run_fold, FoldOptions, FoldResult};
+use super::fold::{run_fold, FoldOptions, FoldResult};
 use super::table1::{PaperRow, PAPER_TABLE};
 use crate::data::catalog::load_or_stand_in;
 use crate::data::{k_fold, permutation, Dataset};
@@ -28,6 +28,7 @@ use crate::experiment::{
     Check, Curve, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize, Series,
     SeriesStyle,
 };
+use crate::summary::mean_std;
 use crate::table::{fmt_seconds, Table};
 
 /// The experiment.

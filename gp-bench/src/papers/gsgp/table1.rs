@@ -413,6 +413,7 @@ pub fn run_full_rows(
         fold_cache: None,
         jobs: 1,
         large: false,
+        seeds: 1,
     };
     Table1::run_rows(selected, &ctx)
 }

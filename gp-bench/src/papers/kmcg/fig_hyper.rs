@@ -144,6 +144,7 @@ impl Experiment for Hyperparameters {
         sets: Option<&[String]>,
         fold_cache: Option<&FoldCache>,
         _seed: u64,
+        _seeds: usize,
     ) -> f64 {
         problems(size).remaining_seconds(
             self.estimate_seconds_with_folds(size, folds),
