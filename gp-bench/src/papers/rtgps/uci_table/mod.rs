@@ -59,6 +59,13 @@ fn plan(size: RunSize) -> Plan {
     }
 }
 
+/// The paper's RMSE and NLL of `method` (table order) on `set`; `NaN` where it has none.
+fn paper_value(set: &str, method: usize) -> (f64, f64) {
+    paper_values(set)
+        .and_then(|v| v.get(method).copied())
+        .unwrap_or((f64::NAN, f64::NAN))
+}
+
 /// The paper's RMSE and NLL (Table S1: Cholesky, CG, RR-CG, RFF) per set.
 fn paper_values(set: &str) -> Option<[(f64, f64); 4]> {
     match set {
@@ -156,7 +163,7 @@ impl Experiment for UciTable {
         for (case, outcomes) in results.cases.iter().zip(&results.outcomes) {
             for (m, o) in outcomes.iter().enumerate() {
                 let Some(o) = o else { continue };
-                let (pr, pn) = paper_values(case.set).map_or((f64::NAN, f64::NAN), |v| v[m]);
+                let (pr, pn) = paper_value(case.set, m);
                 raw_rows.push(json!({
                     "set": case.set, "seed": case.seed, "method": o.label, "rmse": o.rmse,
                     "nll": o.nll, "training_seconds": o.seconds, "steps": o.steps,
@@ -192,21 +199,21 @@ impl Experiment for UciTable {
                     seeds[seeds.len() - 1]
                 )
             };
-            let paper = paper_values(set);
+            // The spread over the seeds, when there are several.
+            let spread = |std: f64| {
+                if seeds.len() > 1 {
+                    format!(" ± {std:.4}")
+                } else {
+                    String::new()
+                }
+            };
             for (i, sm) in summaries.iter().enumerate() {
-                let (pr, pn) = paper.map_or((f64::NAN, f64::NAN), |v| v[i]);
-                let spread = |std: f64, digits: usize| {
-                    if seeds.len() > 1 {
-                        format!(" ± {std:.digits$}")
-                    } else {
-                        String::new()
-                    }
-                };
+                let (pr, pn) = paper_value(set, i);
                 table.row([
                     label.clone(),
                     sm.label.clone(),
-                    format!("{:.4}{} ({pr:.3})", sm.rmse.0, spread(sm.rmse.1, 4)),
-                    format!("{:+.4}{} ({pn:+.3})", sm.nll.0, spread(sm.nll.1, 4)),
+                    format!("{:.4}{} ({pr:.3})", sm.rmse.0, spread(sm.rmse.1)),
+                    format!("{:+.4}{} ({pn:+.3})", sm.nll.0, spread(sm.nll.1)),
                     fmt_seconds(sm.seconds),
                     fmt_seconds(sm.seconds_per_step),
                     format!("{:.1}", sm.mean_iterations),
