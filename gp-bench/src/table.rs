@@ -82,14 +82,18 @@ impl std::fmt::Display for Table {
     }
 }
 
-/// Formats a duration in seconds with a unit that keeps 3 significant digits readable.
+/// Formats a duration in seconds with a unit that keeps 3 significant digits readable; from
+/// 10 000 s on in hours with the seconds beside (`20.71 h (74550 s)`), so that the estimates
+/// of hours-long `--full` runs read at a glance.
 pub fn fmt_seconds(s: f64) -> String {
     if s < 1e-3 {
         format!("{:.1} µs", s * 1e6)
     } else if s < 1.0 {
         format!("{:.1} ms", s * 1e3)
-    } else {
+    } else if s < 1e4 {
         format!("{s:.2} s")
+    } else {
+        format!("{:.2} h ({s:.0} s)", s / 3600.0)
     }
 }
 
@@ -128,6 +132,8 @@ mod tests {
     fn units() {
         assert_eq!(fmt_seconds(0.0015), "1.5 ms");
         assert_eq!(fmt_seconds(2.0), "2.00 s");
+        assert_eq!(fmt_seconds(9999.0), "9999.00 s");
+        assert_eq!(fmt_seconds(74_550.0), "20.71 h (74550 s)");
         assert_eq!(fmt_rate(2.5e9), "2.50 G/s");
     }
 }
