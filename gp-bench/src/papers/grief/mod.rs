@@ -11,6 +11,7 @@ pub mod grief_fold;
 pub mod scaling;
 pub mod table1;
 pub mod table1_folds;
+pub mod timing_criteria;
 pub mod uci_exact;
 
 use super::Paper;
