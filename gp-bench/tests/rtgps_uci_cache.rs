@@ -170,3 +170,27 @@ fn the_uci_table_averages_over_seeds() {
     );
     assert_eq!(two.checks.len(), one.checks.len());
 }
+
+/// The cache compares splits by `identity`, which names real or stand-in rows but not the
+/// directory they were read from: the same files reached by another spelling of the data
+/// directory give the same identity (checked when `GP_DATA_DIR` holds the data).
+#[test]
+fn a_split_is_identified_without_its_data_directory() {
+    use gp_bench::papers::rtgps::data::load_rtgps;
+    let stand_in = load_rtgps("pol", None, 0, Some(300)).unwrap();
+    assert!(stand_in.identity().contains("synthetic stand-in"));
+    assert!(!stand_in.identity().contains("SYNTHETIC"));
+    let Some(dir) = std::env::var_os("GP_DATA_DIR").map(std::path::PathBuf::from) else {
+        eprintln!("GP_DATA_DIR not set: the real-file half of this test is skipped");
+        return;
+    };
+    let Ok(plain) = load_rtgps("pol", Some(&dir), 0, Some(300)) else {
+        eprintln!("no pol in GP_DATA_DIR: the real-file half of this test is skipped");
+        return;
+    };
+    let other = load_rtgps("pol", Some(&dir.join(".")), 0, Some(300)).unwrap();
+    assert_ne!(plain.describe(), other.describe());
+    assert_eq!(plain.identity(), other.identity());
+    assert!(plain.identity().contains("real"));
+    assert_ne!(plain.identity(), stand_in.identity());
+}

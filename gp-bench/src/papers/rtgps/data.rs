@@ -177,10 +177,28 @@ impl RtgpsSplit {
         })
     }
 
+    /// What identifies the split whatever the data directory is called: name, sizes, seed,
+    /// whether the rows are real or a stand-in, and the subset. The fold cache compares it,
+    /// so that a training recorded with `GP_DATA_DIR=/abs/path` is reused under a relative
+    /// path to the same files, and one recorded on a stand-in is not taken for the real set.
+    pub fn identity(&self) -> String {
+        let origin = if self.origin.is_real() {
+            "real"
+        } else {
+            "synthetic stand-in"
+        };
+        self.line(origin)
+    }
+
     /// One line for reports: name, sizes, origin and subset.
     pub fn describe(&self) -> String {
+        self.line(&self.origin.describe())
+    }
+
+    /// Name, sizes and seed, then `origin`, then the subset label if any.
+    fn line(&self, origin: &str) -> String {
         let mut s = format!(
-            "{}: n = {} (train {}, valid {}, test {}), d = {}, seed {}; {}",
+            "{}: n = {} (train {}, valid {}, test {}), d = {}, seed {}; {origin}",
             self.name,
             self.n,
             self.x_train.nrows(),
@@ -188,7 +206,6 @@ impl RtgpsSplit {
             self.x_test.nrows(),
             self.d,
             self.seed,
-            self.origin.describe()
         );
         if let Some(label) = self.subset_label() {
             s.push_str("; ");

@@ -152,7 +152,7 @@ pub(super) fn remaining_share(
 /// One trained method on one data set and seed: what the table shows.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(super) struct Outcome {
-    /// The split it was trained on ([`RtgpsSplit::describe`]): a cached outcome of another
+    /// The split it was trained on ([`RtgpsSplit::identity`]): a cached outcome of another
     /// split (a stand-in against the real file) is trained again.
     pub split: String,
     pub label: String,
@@ -204,7 +204,7 @@ fn run_method(
         nll += 0.5 * (2.0 * std::f64::consts::PI * var[i]).ln() + 0.5 * r * r / var[i];
     }
     Ok(Outcome {
-        split: split.describe(),
+        split: split.identity(),
         label: estimator.label(),
         steps,
         rmse: (se / m).sqrt(),
@@ -276,7 +276,7 @@ pub(super) fn run_cases(
             .fold_cache
             .and_then(|c| c.load::<Outcome>(&key))
             .map(|(o, _)| o)
-            .filter(|o| o.split == case.split.describe());
+            .filter(|o| o.split == case.split.identity());
         let outcome = match recorded {
             Some(o) => Ok((Some(o), true)),
             None if skip => Ok((None, false)),
