@@ -73,6 +73,35 @@ pub struct RunContext<'a> {
     pub seeds: usize,
 }
 
+/// The sets of `planned` that `--sets` (`wanted`) keeps, in `planned`'s order; all of them
+/// when `wanted` is `None`. Experiments whose sets are plain names share it (GRIEF's Table 1,
+/// RTGPS's Tables S1/S2).
+///
+/// Errors: [`BenchError::InvalidArgument`] for a name that is not one of the run's sets,
+/// listing them.
+pub fn selected_sets(
+    planned: &[&'static str],
+    wanted: Option<&[String]>,
+) -> Result<Vec<&'static str>, BenchError> {
+    let Some(wanted) = wanted else {
+        return Ok(planned.to_vec());
+    };
+    if let Some(unknown) = wanted.iter().find(|w| !planned.contains(&w.as_str())) {
+        return Err(BenchError::InvalidArgument {
+            name: "--sets",
+            reason: format!(
+                "`{unknown}` is not a data set of this run; its sets: {}",
+                planned.join(", ")
+            ),
+        });
+    }
+    Ok(planned
+        .iter()
+        .copied()
+        .filter(|p| wanted.iter().any(|w| w == p))
+        .collect())
+}
+
 /// A table with a title, for the report.
 #[derive(Debug, Clone)]
 pub struct NamedTable {

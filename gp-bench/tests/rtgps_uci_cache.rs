@@ -8,6 +8,14 @@ use gp_bench::experiment::{Experiment, RunContext, RunSize};
 use gp_bench::fold_cache::FoldCache;
 use gp_bench::papers::rtgps::uci_table::UciTable;
 
+/// No data directory: every set is its labelled stand-in.
+fn no_data_dir() -> DataDir {
+    DataDir {
+        path: None,
+        origin: DataDirOrigin::NotFound,
+    }
+}
+
 fn smoke_context<'a>(
     data_dir: &'a DataDir,
     progress: &'a indicatif::ProgressBar,
@@ -56,10 +64,7 @@ fn has_note(notes: &[String], text: &str) -> bool {
 #[test]
 fn the_uci_table_records_and_reloads_one_training_at_a_time() {
     let dir = tempfile::tempdir().unwrap();
-    let data_dir = DataDir {
-        path: None,
-        origin: DataDirOrigin::NotFound,
-    };
+    let data_dir = no_data_dir();
     let progress = indicatif::ProgressBar::hidden();
     let pol = ["pol".to_string()];
     let cache = FoldCache::new(dir.path());
@@ -115,10 +120,7 @@ fn the_uci_table_records_and_reloads_one_training_at_a_time() {
 #[test]
 fn the_uci_table_refuses_a_set_it_does_not_run() {
     let dir = tempfile::tempdir().unwrap();
-    let data_dir = DataDir {
-        path: None,
-        origin: DataDirOrigin::NotFound,
-    };
+    let data_dir = no_data_dir();
     let progress = indicatif::ProgressBar::hidden();
     let cache = FoldCache::new(dir.path());
     // The smoke plan has pol only.
@@ -135,10 +137,7 @@ fn the_uci_table_refuses_a_set_it_does_not_run() {
 #[test]
 fn the_uci_table_averages_over_seeds() {
     let dir = tempfile::tempdir().unwrap();
-    let data_dir = DataDir {
-        path: None,
-        origin: DataDirOrigin::NotFound,
-    };
+    let data_dir = no_data_dir();
     let progress = indicatif::ProgressBar::hidden();
     let cache = FoldCache::new(dir.path());
     let remaining = |seeds: usize| {

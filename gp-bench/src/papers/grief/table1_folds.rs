@@ -16,7 +16,9 @@ use super::table1::{MeanStd, PaperRow, PAPER_TABLE};
 use super::timing_criteria::{criterion_18_checks, SetTiming};
 use crate::data::uci::{load_uci, UCI_FOLDS};
 use crate::error::BenchError;
-use crate::experiment::{Check, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize};
+use crate::experiment::{
+    selected_sets, Check, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize,
+};
 use crate::fold_cache::{FoldCache, FoldKey};
 use crate::jobs::run_concurrently;
 use crate::summary::mean_std;
@@ -115,32 +117,6 @@ fn plan(size: RunSize) -> Plan {
             init_restarts: 0,
         },
     }
-}
-
-/// The plan's sets that `--sets` keeps (all without it), in the plan's order.
-///
-/// Errors: a name that is not one of the plan's sets.
-fn selected_sets(
-    planned: &[&'static str],
-    wanted: Option<&[String]>,
-) -> Result<Vec<&'static str>, BenchError> {
-    let Some(wanted) = wanted else {
-        return Ok(planned.to_vec());
-    };
-    if let Some(unknown) = wanted.iter().find(|w| !planned.contains(&w.as_str())) {
-        return Err(BenchError::InvalidArgument {
-            name: "--sets",
-            reason: format!(
-                "`{unknown}` is not a data set of this run; its sets: {}",
-                planned.join(", ")
-            ),
-        });
-    }
-    Ok(planned
-        .iter()
-        .copied()
-        .filter(|p| wanted.iter().any(|w| w == p))
-        .collect())
 }
 
 fn paper_row(name: &str) -> Option<&'static PaperRow> {

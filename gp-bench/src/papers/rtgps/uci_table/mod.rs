@@ -8,11 +8,13 @@ mod trainings;
 use serde_json::json;
 
 use crate::error::BenchError;
-use crate::experiment::{Check, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize};
+use crate::experiment::{
+    selected_sets, Check, Experiment, ExperimentOutput, NamedTable, RunContext, RunSize,
+};
 use crate::fold_cache::FoldCache;
 use crate::summary::mean_std;
 use crate::table::{fmt_seconds, Table};
-use trainings::{method_seconds, remaining_share, run_cases, run_seeds, selected_sets, Outcome};
+use trainings::{method_seconds, remaining_share, run_cases, run_seeds, Outcome};
 
 /// The experiment.
 #[derive(Debug, Clone, Copy, Default)]

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{plan, Plan, UciTable, RFF_FREQS};
 use crate::error::BenchError;
-use crate::experiment::{Experiment, RunContext, RunSize};
+use crate::experiment::{selected_sets, Experiment, RunContext, RunSize};
 use crate::fold_cache::{FoldCache, FoldKey};
 use crate::jobs::run_concurrently;
 use crate::papers::rtgps::data::{load_rtgps, RtgpsSplit};
@@ -55,33 +55,6 @@ fn estimators_for(n: usize, p: &Plan) -> Result<Vec<Estimator>, BenchError> {
         });
     }
     Ok(estimators)
-}
-
-/// The sets of `planned` named in `wanted` (`--sets`), in `planned`'s order; all of them
-/// when `wanted` is `None`.
-///
-/// Errors: [`BenchError::InvalidArgument`] for a name that is not one of the run's sets.
-pub(super) fn selected_sets(
-    planned: &'static [&'static str],
-    wanted: Option<&[String]>,
-) -> Result<Vec<&'static str>, BenchError> {
-    let Some(wanted) = wanted else {
-        return Ok(planned.to_vec());
-    };
-    if let Some(bad) = wanted.iter().find(|w| !planned.contains(&w.as_str())) {
-        return Err(BenchError::InvalidArgument {
-            name: "--sets",
-            reason: format!(
-                "`{bad}` is not a data set of this run; its sets: {}",
-                planned.join(", ")
-            ),
-        });
-    }
-    Ok(planned
-        .iter()
-        .copied()
-        .filter(|p| wanted.iter().any(|w| w == p))
-        .collect())
 }
 
 /// The seeds of a run: `seed, seed + 1, …` (`count` of them, at least one).
