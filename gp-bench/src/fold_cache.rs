@@ -142,6 +142,22 @@ impl FoldCache {
         let text = serde_json::to_string_pretty(&entry)?;
         write_atomic(&self.path(key), text.as_bytes())
     }
+
+    /// Deletes the file of `key` if there is one (a partial result superseded by the
+    /// finished one).
+    ///
+    /// Errors: [`BenchError::Write`] when an existing file cannot be removed.
+    pub fn remove(&self, key: &FoldKey<'_>) -> Result<(), BenchError> {
+        let path = self.path(key);
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(BenchError::Write {
+                path,
+                reason: e.to_string(),
+            }),
+        }
+    }
 }
 
 /// A file-name-safe form of a name (letters, digits, `-`, `_`, `.` kept; others `_`).

@@ -50,5 +50,6 @@ mod ski_gradient;
 mod ski_love;
 mod ski_preconditioner;
 mod ski_threads;
+mod train_checkpoint;
 mod train_start;
 mod unconverged;

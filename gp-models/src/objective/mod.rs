@@ -43,6 +43,7 @@ pub use ski::SkiCovariance;
 pub use softplus::{inverse_softplus, softplus, SoftplusParameterization};
 pub use stored_kernel::SymmetricStored;
 pub use train::{
-    train_objective, train_objective_gsgp, train_objective_ski, ObjectiveTrainOptions,
-    ObjectiveTrainResult, TrainingStep,
+    train_objective, train_objective_checkpointed, train_objective_gsgp, train_objective_ski,
+    Checkpointing, ObjectiveTrainOptions, ObjectiveTrainResult, SaveCheckpoint, TrainingCheckpoint,
+    TrainingStep,
 };

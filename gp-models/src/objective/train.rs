@@ -18,6 +18,7 @@ use faer::{ColRef, MatRef};
 use gp_kernels::Kernel;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{ModelError, Result};
 use crate::gsgp::Gsgp;
@@ -29,7 +30,7 @@ use crate::objective::gsgp::gsgp_krylov_estimate;
 use crate::objective::krylov::{krylov_estimate, KrylovDepth};
 use crate::objective::ski::SkiCovariance;
 use crate::objective::softplus::SoftplusParameterization;
-use crate::optim::{adam_observed, AdamOptions, MultiStepDecay};
+use crate::optim::{adam_resumable, AdamOptions, AdamStart, AdamState, MultiStepDecay};
 use crate::ski::Ski;
 
 /// Options of [`train_objective`].
@@ -77,7 +78,7 @@ impl Default for ObjectiveTrainOptions {
 }
 
 /// One recorded step of [`train_objective`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrainingStep {
     /// The step (0 is the start).
     pub step: usize,
@@ -104,6 +105,42 @@ pub struct ObjectiveTrainResult<K> {
     pub training_seconds: f64,
 }
 
+/// A training stopped part way, with everything needed to continue it exactly: a resumed
+/// run takes the same steps, draws the same random numbers and ends at the same bits as the
+/// uninterrupted one ([`train_objective_checkpointed`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainingCheckpoint {
+    /// [`ObjectiveTrainOptions::seed`] of the run (a checkpoint of another seed is refused).
+    pub seed: u64,
+    /// Adam's state (on the grouped raw parameters) after the last recorded step.
+    pub adam: AdamState,
+    /// Position of the estimator's random stream (ChaCha8 words consumed), as a decimal
+    /// string (JSON numbers do not hold 128 bits).
+    pub rng_word_pos: String,
+    /// The estimator's loss at the start (step 0's `estimated_loss`).
+    pub start_loss: Option<f64>,
+    /// The steps recorded so far, from step 1 (step 0 is added when the run finishes).
+    pub steps: Vec<TrainingStep>,
+    /// Training time so far, as [`ObjectiveTrainResult::training_seconds`] counts it.
+    pub training_seconds: f64,
+}
+
+/// What [`Checkpointing::save`] calls with each checkpoint.
+pub type SaveCheckpoint<'a> = dyn FnMut(&TrainingCheckpoint) -> Result<()> + 'a;
+
+/// How [`train_objective_checkpointed`] saves and resumes (the default: neither).
+#[derive(Default)]
+pub struct Checkpointing<'a> {
+    /// A checkpoint to continue from (`None`: start afresh).
+    pub resume: Option<TrainingCheckpoint>,
+    /// Wall seconds between checkpoints handed to `save` (one is due after the first step
+    /// that ends at least this long after the previous one; 0: after every step).
+    pub every_seconds: f64,
+    /// Receives each checkpoint, e.g. to write it to disk (`None`: none are made); an
+    /// error stops the training with that error.
+    pub save: Option<&'a mut SaveCheckpoint<'a>>,
+}
+
 /// Trains the kernel's hyperparameters and the noise by Adam on `−log p / n` estimated by
 /// `estimator` (the paper's protocol, spec §5.2): raw parameters `r` with
 /// `θ = softplus(r) + floor`, fresh random draws at every step. `observer` sees every step
@@ -118,6 +155,37 @@ pub fn train_objective<K: Kernel + Clone + 'static>(
     y: ColRef<'_, f64>,
     estimator: &Estimator,
     options: &ObjectiveTrainOptions,
+    observer: &mut dyn FnMut(&TrainingStep) -> ControlFlow<()>,
+) -> Result<ObjectiveTrainResult<K>> {
+    train_objective_checkpointed(
+        kernel,
+        noise_variance,
+        x,
+        y,
+        estimator,
+        options,
+        &mut Checkpointing::default(),
+        observer,
+    )
+}
+
+/// [`train_objective`] that hands a [`TrainingCheckpoint`] to `checkpointing.save` every
+/// `checkpointing.every_seconds`, and continues from `checkpointing.resume` when given: a
+/// training of hours survives the end of its process and, resumed with the same arguments,
+/// ends with the same hyperparameters to the last bit. Steps already taken are not taken
+/// again (nor shown to `observer`); the training time adds up over the pieces.
+///
+/// Errors as [`train_objective`]; a checkpoint of another seed or parameter count, or past
+/// the run's last step; the error of `save`.
+#[allow(clippy::too_many_arguments)]
+pub fn train_objective_checkpointed<K: Kernel + Clone + 'static>(
+    kernel: &K,
+    noise_variance: f64,
+    x: MatRef<'_, f64>,
+    y: ColRef<'_, f64>,
+    estimator: &Estimator,
+    options: &ObjectiveTrainOptions,
+    checkpointing: &mut Checkpointing<'_>,
     observer: &mut dyn FnMut(&TrainingStep) -> ControlFlow<()>,
 ) -> Result<ObjectiveTrainResult<K>> {
     let p = kernel.n_params();
@@ -136,7 +204,15 @@ pub fn train_objective<K: Kernel + Clone + 'static>(
     };
     let mut start = kernel.log_params();
     start.push(noise_variance.ln());
-    let run = train_core(&start, y.nrows(), options, &mut evaluate, &exact, observer)?;
+    let run = train_core(
+        &start,
+        y.nrows(),
+        options,
+        &mut evaluate,
+        &exact,
+        checkpointing,
+        observer,
+    )?;
     let (kernel, noise_variance) = with_params(&run.final_log_params)?;
     Ok(ObjectiveTrainResult {
         kernel,
@@ -186,6 +262,7 @@ pub fn train_objective_ski<K: Kernel + Clone>(
         options,
         &mut evaluate,
         &exact,
+        &mut Checkpointing::default(),
         observer,
     )?;
     let model = ski.with_log_params(&run.final_log_params)?;
@@ -241,6 +318,7 @@ pub fn train_objective_gsgp<K: Kernel + Clone>(
         options,
         &mut evaluate,
         &exact,
+        &mut Checkpointing::default(),
         observer,
     )?;
     let model = gsgp.with_log_params(&run.final_log_params)?;
@@ -273,13 +351,14 @@ struct CoreRun {
 type Evaluate<'a> = dyn FnMut(&[f64], &mut ChaCha8Rng) -> Result<ObjectiveEstimate> + 'a;
 
 /// Adam on the raw parameters of `start` (log hyperparameters, noise last) for the loss
-/// `−log p / n` of `evaluate`.
+/// `−log p / n` of `evaluate`, checkpointed and resumed as `checkpointing` says.
 fn train_core(
     start: &[f64],
     n: usize,
     options: &ObjectiveTrainOptions,
     evaluate: &mut Evaluate<'_>,
     exact: &dyn Fn(&[f64]) -> Result<f64>,
+    checkpointing: &mut Checkpointing<'_>,
     observer: &mut dyn FnMut(&TrainingStep) -> ControlFlow<()>,
 ) -> Result<CoreRun> {
     let param = match &options.floors {
@@ -302,15 +381,41 @@ fn train_core(
     let raw_of = |z: &[f64]| groups.expand(z, &raw0);
     let n = n as f64;
     let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
+    let resume = checkpointing.resume.take();
+    if let Some(c) = &resume {
+        check_checkpoint(c, options, z0.len())?;
+        rng.set_word_pos(
+            c.rng_word_pos
+                .parse()
+                .map_err(|_| ModelError::InvalidOption {
+                    name: "TrainingCheckpoint::rng_word_pos",
+                    reason: format!("`{}` is not a whole number", c.rng_word_pos),
+                })?,
+        );
+    }
+    let rng_word_pos = Cell::new(rng.get_word_pos());
     let last_loss = Cell::new(None);
     let last_work = Cell::new(0usize);
     let exact_seconds = Cell::new(0.0f64);
+    let earlier_seconds = resume.as_ref().map_or(0.0, |c| c.training_seconds);
     let clock = Instant::now();
+    let (resumed_steps, resumed_start_loss) = match &resume {
+        Some(c) => (c.steps.clone(), c.start_loss),
+        None => (Vec::new(), None),
+    };
+    let start_loss = Cell::new(resumed_start_loss);
+    let first_evaluation = Cell::new(resume.is_none());
     let objective = |z: &[f64]| -> Result<(f64, Vec<f64>)> {
         let raw = raw_of(z);
-        let e = evaluate(&param.log_params(&raw), &mut rng)?;
+        let e = evaluate(&param.log_params(&raw), &mut rng);
+        rng_word_pos.set(rng.get_word_pos());
+        let e = e?;
         last_loss.set(e.lml.map(|l| -l / n));
         last_work.set(e.work);
+        // The first evaluation of a fresh run is the start's (a failed start is an error).
+        if first_evaluation.replace(false) {
+            start_loss.set(last_loss.get());
+        }
         let log_grad: Vec<f64> = e.gradient.iter().map(|g| -g / n).collect();
         // Adam needs a finite value only to accept the step; estimators without one
         // report 0.
@@ -330,37 +435,63 @@ fn train_core(
         exact_seconds.set(exact_seconds.get() + t.elapsed().as_secs_f64());
         v
     };
-    let mut steps: Vec<TrainingStep> = Vec::new();
+    let training_seconds = || earlier_seconds + clock.elapsed().as_secs_f64() - exact_seconds.get();
+    let mut steps = resumed_steps;
     let mut failure = None;
-    let mut record = |point: &crate::optim::TrajectoryPoint| -> ControlFlow<()> {
-        let log_params = param.log_params(&raw_of(&point.x));
-        let exact_value = if wants_exact(point.iteration) {
-            match timed_exact(&log_params) {
-                Ok(v) => Some(v),
-                Err(e) => {
-                    failure = Some(e);
-                    return ControlFlow::Break(());
+    let mut last_save = Instant::now();
+    let save = &mut checkpointing.save;
+    let every_seconds = checkpointing.every_seconds;
+    let mut record =
+        |point: &crate::optim::TrajectoryPoint, state: &AdamState| -> ControlFlow<()> {
+            let log_params = param.log_params(&raw_of(&point.x));
+            let exact_value = if wants_exact(point.iteration) {
+                match timed_exact(&log_params) {
+                    Ok(v) => Some(v),
+                    Err(e) => {
+                        failure = Some(e);
+                        return ControlFlow::Break(());
+                    }
+                }
+            } else {
+                None
+            };
+            let s = TrainingStep {
+                step: point.iteration,
+                log_params,
+                estimated_loss: last_loss.get(),
+                exact_loss: exact_value,
+                work: last_work.get(),
+            };
+            let flow = observer(&s);
+            steps.push(s);
+            if let Some(save) = save.as_mut() {
+                if last_save.elapsed().as_secs_f64() >= every_seconds {
+                    let checkpoint = TrainingCheckpoint {
+                        seed: options.seed,
+                        adam: state.clone(),
+                        rng_word_pos: rng_word_pos.get().to_string(),
+                        start_loss: start_loss.get(),
+                        steps: steps.clone(),
+                        training_seconds: training_seconds(),
+                    };
+                    if let Err(e) = save(&checkpoint) {
+                        failure = Some(e);
+                        return ControlFlow::Break(());
+                    }
+                    last_save = Instant::now();
                 }
             }
-        } else {
-            None
+            flow
         };
-        let s = TrainingStep {
-            step: point.iteration,
-            log_params,
-            estimated_loss: last_loss.get(),
-            exact_loss: exact_value,
-            work: last_work.get(),
-        };
-        let flow = observer(&s);
-        steps.push(s);
-        flow
+    let adam_start = match &resume {
+        Some(c) => AdamStart::Resume(&c.adam),
+        None => AdamStart::Point(&z0),
     };
-    let result = adam_observed(objective, &z0, &options.adam, &mut record)?;
+    let result = adam_resumable(objective, adam_start, &options.adam, &mut record)?;
     if let Some(e) = failure {
         return Err(e);
     }
-    let training_seconds = clock.elapsed().as_secs_f64() - exact_seconds.get();
+    let training_seconds = training_seconds();
     let start_log = param.log_params(&raw0);
     let start_step = TrainingStep {
         step: 0,
@@ -370,7 +501,7 @@ fn train_core(
             None
         },
         log_params: start_log,
-        estimated_loss: result.trajectory.first().map(|t| t.f),
+        estimated_loss: start_loss.get(),
         work: 0,
     };
     steps.insert(0, start_step);
@@ -379,4 +510,38 @@ fn train_core(
         final_log_params: param.log_params(&raw_of(&result.x)),
         training_seconds,
     })
+}
+
+/// Checks that `c` belongs to a run of `options` over `dim` trained parameters.
+fn check_checkpoint(
+    c: &TrainingCheckpoint,
+    options: &ObjectiveTrainOptions,
+    dim: usize,
+) -> Result<()> {
+    let refuse = |reason: String| {
+        Err(ModelError::InvalidOption {
+            name: "Checkpointing::resume",
+            reason,
+        })
+    };
+    if c.seed != options.seed {
+        return refuse(format!(
+            "the checkpoint was written by a run with seed {}, this run's seed is {}",
+            c.seed, options.seed
+        ));
+    }
+    if c.adam.x.len() != dim {
+        return refuse(format!(
+            "the checkpoint trains {} parameters, this run {dim}",
+            c.adam.x.len()
+        ));
+    }
+    if c.steps.len() != c.adam.iteration {
+        return refuse(format!(
+            "the checkpoint records {} steps but its optimizer state is at step {}",
+            c.steps.len(),
+            c.adam.iteration
+        ));
+    }
+    Ok(())
 }

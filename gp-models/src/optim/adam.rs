@@ -10,6 +10,8 @@
 
 use std::ops::ControlFlow;
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::{ModelError, Result};
 use crate::optim::evaluator::Evaluator;
 use crate::optim::result::{inf_norm, ConvergenceReason, OptimResult, TrajectoryPoint};
@@ -167,24 +169,148 @@ pub fn adam_observed<F>(
 where
     F: FnMut(&[f64]) -> Result<(f64, Vec<f64>)>,
 {
+    adam_resumable(objective, AdamStart::Point(x0), options, &mut |point, _| {
+        observer(point)
+    })
+}
+
+/// Everything Adam carries from one step to the next: enough to continue a run exactly
+/// where it stopped (a training of hours, checkpointed to disk).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdamState {
+    /// Steps taken (0 at the start).
+    pub iteration: usize,
+    /// The current point.
+    pub x: Vec<f64>,
+    /// The objective at `x`.
+    pub f: f64,
+    /// The gradient at `x` (the next step's input: a resumed run does not evaluate `x`
+    /// again, so a stochastic objective's draws continue unchanged).
+    pub gradient: Vec<f64>,
+    /// The first-moment estimate `m`.
+    pub m: Vec<f64>,
+    /// The second-moment estimate `v`.
+    pub v: Vec<f64>,
+    /// Evaluations so far, failed ones included.
+    pub evaluations: usize,
+    /// Evaluations that failed.
+    pub failed_evaluations: usize,
+}
+
+impl AdamState {
+    /// Checks that the state is one `options` can continue: equal lengths, finite values,
+    /// no more steps than the run has.
+    fn validate(&self, options: &AdamOptions) -> Result<()> {
+        let dim = self.x.len();
+        if dim == 0 {
+            return Err(ModelError::Optimizer {
+                reason: "the resumed Adam state has an empty point".into(),
+            });
+        }
+        for (what, len) in [
+            ("gradient", self.gradient.len()),
+            ("m", self.m.len()),
+            ("v", self.v.len()),
+        ] {
+            if len != dim {
+                return Err(ModelError::LengthMismatch {
+                    context: match what {
+                        "gradient" => "the resumed Adam state's gradient",
+                        "m" => "the resumed Adam state's first moment",
+                        _ => "the resumed Adam state's second moment",
+                    },
+                    expected: dim,
+                    found: len,
+                });
+            }
+        }
+        let finite = self.f.is_finite()
+            && [&self.x, &self.gradient, &self.m, &self.v]
+                .iter()
+                .all(|c| c.iter().all(|v| v.is_finite()));
+        if !finite || self.v.iter().any(|&v| v < 0.0) {
+            return Err(ModelError::Optimizer {
+                reason: "the resumed Adam state has a non-finite value or a negative second \
+                         moment: it was not written by this optimizer"
+                    .into(),
+            });
+        }
+        if self.iteration > options.iterations {
+            return Err(ModelError::Optimizer {
+                reason: format!(
+                    "the resumed Adam state is at step {} but the run has only {} steps",
+                    self.iteration, options.iterations
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Where [`adam_resumable`] starts.
+#[derive(Debug, Clone, Copy)]
+pub enum AdamStart<'a> {
+    /// A new run from this point (evaluated first).
+    Point(&'a [f64]),
+    /// The continuation of a run from its recorded state (not evaluated again).
+    Resume(&'a AdamState),
+}
+
+/// [`adam_observed`] that can continue a recorded run: the observer also sees the state
+/// after each step, and a run started from that state ([`AdamStart::Resume`]) takes the same
+/// steps as the uninterrupted one would have (for a stochastic objective, provided its
+/// random draws continue where they stopped too). The result's trajectory starts at the
+/// resumed point.
+///
+/// Errors as [`adam`], and for a resumed state of the wrong dimensions, with non-finite
+/// values, or past the run's last step.
+pub fn adam_resumable<F>(
+    objective: F,
+    start: AdamStart<'_>,
+    options: &AdamOptions,
+    observer: &mut dyn FnMut(&TrajectoryPoint, &AdamState) -> ControlFlow<()>,
+) -> Result<OptimResult>
+where
+    F: FnMut(&[f64]) -> Result<(f64, Vec<f64>)>,
+{
     options.validate()?;
-    let dim = x0.len();
+    let mut s = match start {
+        // f and the gradient are filled in by the first evaluation below.
+        AdamStart::Point(x0) => AdamState {
+            iteration: 0,
+            x: x0.to_vec(),
+            f: 0.0,
+            gradient: Vec::new(),
+            m: vec![0.0; x0.len()],
+            v: vec![0.0; x0.len()],
+            evaluations: 0,
+            failed_evaluations: 0,
+        },
+        AdamStart::Resume(state) => {
+            state.validate(options)?;
+            state.clone()
+        }
+    };
+    let dim = s.x.len();
     let mut eval = Evaluator::new(objective, dim);
-    let (mut f, mut g) = eval.eval_start(x0)?;
-    let mut x = x0.to_vec();
-    let mut m = vec![0.0; dim];
-    let mut v = vec![0.0; dim];
+    if let AdamStart::Point(x0) = start {
+        let (f, g) = eval.eval_start(x0)?;
+        s.f = f;
+        s.gradient = g;
+    } else {
+        eval.evaluations = s.evaluations;
+        eval.failed = s.failed_evaluations;
+    }
     let mut trajectory = vec![TrajectoryPoint {
-        iteration: 0,
-        f,
-        x: x.clone(),
-        grad_norm: inf_norm(&g),
+        iteration: s.iteration,
+        f: s.f,
+        x: s.x.clone(),
+        grad_norm: inf_norm(&s.gradient),
         evaluations: eval.evaluations,
     }];
     let mut reason = ConvergenceReason::MaxIterations;
-    let mut iterations = 0;
-    for t in 1..=options.iterations {
-        if options.gradient_tolerance > 0.0 && inf_norm(&g) <= options.gradient_tolerance {
+    for t in s.iteration + 1..=options.iterations {
+        if options.gradient_tolerance > 0.0 && inf_norm(&s.gradient) <= options.gradient_tolerance {
             reason = ConvergenceReason::GradientTolerance;
             break;
         }
@@ -195,16 +321,16 @@ where
                 .learning_rate_decay
                 .map_or(1.0, |decay| decay.multiplier(t, options.iterations));
         let mut step = vec![0.0; dim];
-        for i in 0..dim {
-            m[i] = options.beta1 * m[i] + (1.0 - options.beta1) * g[i];
-            v[i] = options.beta2 * v[i] + (1.0 - options.beta2) * g[i] * g[i];
-            let m_hat = m[i] / c1;
-            let v_hat = v[i] / c2;
-            step[i] = -learning_rate * m_hat / (v_hat.sqrt() + options.eps);
+        for (((step, m), v), &g) in step.iter_mut().zip(&mut s.m).zip(&mut s.v).zip(&s.gradient) {
+            *m = options.beta1 * *m + (1.0 - options.beta1) * g;
+            *v = options.beta2 * *v + (1.0 - options.beta2) * g * g;
+            let m_hat = *m / c1;
+            let v_hat = *v / c2;
+            *step = -learning_rate * m_hat / (v_hat.sqrt() + options.eps);
         }
         let mut retries = 0;
         let (x_new, f_new, g_new) = loop {
-            let candidate: Vec<f64> = x.iter().zip(&step).map(|(a, b)| a + b).collect();
+            let candidate: Vec<f64> = s.x.iter().zip(&step).map(|(a, b)| a + b).collect();
             if let Some((fc, gc)) = eval.eval(&candidate)? {
                 break (candidate, fc, gc);
             }
@@ -220,23 +346,25 @@ where
                     ),
                 });
             }
-            for s in &mut step {
-                *s *= 0.5;
+            for v in &mut step {
+                *v *= 0.5;
             }
         };
-        x = x_new;
-        f = f_new;
-        g = g_new;
-        iterations = t;
+        s.x = x_new;
+        s.f = f_new;
+        s.gradient = g_new;
+        s.iteration = t;
+        s.evaluations = eval.evaluations;
+        s.failed_evaluations = eval.failed;
         trajectory.push(TrajectoryPoint {
             iteration: t,
-            f,
-            x: x.clone(),
-            grad_norm: inf_norm(&g),
+            f: s.f,
+            x: s.x.clone(),
+            grad_norm: inf_norm(&s.gradient),
             evaluations: eval.evaluations,
         });
         if let Some(point) = trajectory.last() {
-            if observer(point).is_break() {
+            if observer(point, &s).is_break() {
                 reason = ConvergenceReason::Stopped;
                 break;
             }
@@ -244,16 +372,16 @@ where
     }
     if reason != ConvergenceReason::Stopped
         && options.gradient_tolerance > 0.0
-        && inf_norm(&g) <= options.gradient_tolerance
+        && inf_norm(&s.gradient) <= options.gradient_tolerance
     {
         reason = ConvergenceReason::GradientTolerance;
     }
     Ok(OptimResult {
-        grad_norm: inf_norm(&g),
-        x,
-        f,
-        grad: g,
-        iterations,
+        grad_norm: inf_norm(&s.gradient),
+        x: s.x,
+        f: s.f,
+        grad: s.gradient,
+        iterations: s.iteration,
         evaluations: eval.evaluations,
         failed_evaluations: eval.failed,
         reason,

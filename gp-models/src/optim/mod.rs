@@ -30,7 +30,9 @@ pub mod lbfgs;
 pub mod line_search;
 pub mod result;
 
-pub use adam::{adam, adam_observed, AdamOptions, MultiStepDecay};
+pub use adam::{
+    adam, adam_observed, adam_resumable, AdamOptions, AdamStart, AdamState, MultiStepDecay,
+};
 pub use lbfgs::{lbfgs, lbfgs_observed, LbfgsOptions};
 pub use line_search::LineSearchOptions;
 pub use result::{ConvergenceReason, OptimResult, TrajectoryPoint};

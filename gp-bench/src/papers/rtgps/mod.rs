@@ -85,13 +85,37 @@ pub(crate) fn train_from_gpytorch_start(
     gp_models::objective::ObjectiveTrainResult<gp_kernels::SquaredExponential>,
     crate::error::BenchError,
 > {
-    Ok(gp_models::objective::train_objective(
+    train_from_gpytorch_start_checkpointed(
+        kernel,
+        x,
+        y,
+        estimator,
+        options,
+        &mut gp_models::objective::Checkpointing::default(),
+    )
+}
+
+/// [`train_from_gpytorch_start`], checkpointed and resumed as `checkpointing` says (the
+/// trainings of hours behind Tables S1/S2).
+pub(crate) fn train_from_gpytorch_start_checkpointed(
+    kernel: &gp_kernels::SquaredExponential,
+    x: faer::MatRef<'_, f64>,
+    y: faer::ColRef<'_, f64>,
+    estimator: &gp_models::objective::Estimator,
+    options: &gp_models::objective::ObjectiveTrainOptions,
+    checkpointing: &mut gp_models::objective::Checkpointing<'_>,
+) -> Result<
+    gp_models::objective::ObjectiveTrainResult<gp_kernels::SquaredExponential>,
+    crate::error::BenchError,
+> {
+    Ok(gp_models::objective::train_objective_checkpointed(
         kernel,
         GPYTORCH_START + 1e-4,
         x,
         y,
         estimator,
         options,
+        checkpointing,
         &mut |_| std::ops::ControlFlow::Continue(()),
     )?)
 }

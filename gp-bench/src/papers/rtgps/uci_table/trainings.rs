@@ -4,7 +4,7 @@
 //! processes (`--sets`, `--jobs`).
 
 use gp_kernels::SquaredExponential;
-use gp_models::objective::Estimator;
+use gp_models::objective::{Checkpointing, Estimator, TrainingCheckpoint};
 use gp_models::optim::MultiStepDecay;
 use gp_models::ExactGp;
 use serde::{Deserialize, Serialize};
@@ -16,7 +16,7 @@ use crate::fold_cache::{FoldCache, FoldKey};
 use crate::jobs::run_concurrently;
 use crate::papers::rtgps::data::{load_rtgps, RtgpsSplit};
 use crate::papers::rtgps::{
-    adam_training, mean_work_per_step, train_from_gpytorch_start, GPYTORCH_START,
+    adam_training, mean_work_per_step, train_from_gpytorch_start_checkpointed, GPYTORCH_START,
 };
 
 /// The fold cache's folder of this experiment.
@@ -108,18 +108,30 @@ pub(super) fn remaining_share(
     for set in chosen {
         for &seed in seeds {
             let name = case_name(set, seed);
+            let partial = partial_name(&name);
             for (m, cost) in costs.iter().enumerate() {
                 let recorded = cache.is_some_and(|c| {
                     c.load::<serde_json::Value>(&cache_key(&name, m, &settings))
                         .is_some()
                 });
                 if !recorded {
-                    missing += cost;
+                    let done =
+                        cache.map_or(0.0, |c| done_share(c, &partial_key(&partial, m, &settings)));
+                    missing += cost * (1.0 - done);
                 }
             }
         }
     }
     (one_seed > 0.0).then(|| missing / one_seed)
+}
+
+/// The share of its steps that the training in progress at `key` has taken (0 without one).
+fn done_share(cache: &FoldCache, key: &FoldKey<'_>) -> f64 {
+    cache
+        .load::<PartialTraining>(key)
+        .map_or(0.0, |(partial, _)| {
+            (partial.checkpoint.adam.iteration as f64 / partial.steps.max(1) as f64).min(1.0)
+        })
 }
 
 /// One trained method on one data set and seed: what the table shows.
@@ -136,13 +148,50 @@ pub(super) struct Outcome {
     pub mean_iterations: f64,
 }
 
+/// Wall seconds between two checkpoints of a training in progress (a Cholesky training at
+/// pol's size takes about 11 s per step, so an interrupted run loses at most a few steps).
+const CHECKPOINT_SECONDS: f64 = 120.0;
+
+/// A training in progress, kept in the fold cache beside the finished ones (as
+/// `<set>-seed<seed>-partial-fold<method>.json`) until it finishes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct PartialTraining {
+    /// The split it is trained on ([`RtgpsSplit::identity`]): one of another split is not
+    /// resumed.
+    split: String,
+    /// The training's whole step count (for the estimate of what is left).
+    steps: usize,
+    checkpoint: TrainingCheckpoint,
+}
+
+/// Where a training keeps its checkpoints: the cache and the key of its partial file.
+struct CheckpointSlot<'a> {
+    cache: &'a FoldCache,
+    key: FoldKey<'a>,
+    /// Wall seconds between checkpoints ([`CHECKPOINT_SECONDS`] outside tests).
+    every_seconds: f64,
+}
+
+/// The key of the partial file of method `method` of the case `name`.
+fn partial_key<'a>(partial_name: &'a str, method: usize, settings: &str) -> FoldKey<'a> {
+    cache_key(partial_name, method, settings)
+}
+
+/// The cache's name of the trainings in progress of a case (`<case>-partial`).
+fn partial_name(case: &str) -> String {
+    format!("{case}-partial")
+}
+
 /// Trains `estimator` on `split` by the plan's protocol from GPyTorch's start and predicts
-/// the test part with the exact GP at the learned hyperparameters.
+/// the test part with the exact GP at the learned hyperparameters. With a `slot`, the
+/// training continues from the checkpoint there (if it was made on this split) and writes a
+/// new one every `slot.every_seconds`; the caller removes it once the outcome is stored.
 fn run_method(
     split: &RtgpsSplit,
     estimator: &Estimator,
     p: &Plan,
     seed: u64,
+    slot: Option<&CheckpointSlot<'_>>,
 ) -> Result<Outcome, BenchError> {
     let d = split.d;
     let init = GPYTORCH_START;
@@ -153,12 +202,38 @@ fn run_method(
         _ => (p.steps, MultiStepDecay::paper_gp()),
     };
     let options = adam_training(p.learning_rate, steps, Some(decay), seed);
-    let out = train_from_gpytorch_start(
+    let identity = split.identity();
+    let resume = slot
+        .and_then(|s| s.cache.load::<PartialTraining>(&s.key))
+        .map(|(partial, _)| partial)
+        .filter(|partial| partial.split == identity)
+        .map(|partial| partial.checkpoint);
+    let mut save = |checkpoint: &TrainingCheckpoint| -> gp_models::Result<()> {
+        if let Some(s) = slot {
+            let partial = PartialTraining {
+                split: identity.clone(),
+                steps,
+                checkpoint: checkpoint.clone(),
+            };
+            // A checkpoint that cannot be written costs only the time since the last one:
+            // the training goes on, and says so.
+            if let Err(e) = s.cache.store(&s.key, &partial) {
+                eprintln!("warning: checkpoint not written: {e}");
+            }
+        }
+        Ok(())
+    };
+    let out = train_from_gpytorch_start_checkpointed(
         &kernel,
         split.x_train.as_ref(),
         split.y_train.as_ref(),
         estimator,
         &options,
+        &mut Checkpointing {
+            resume,
+            every_seconds: slot.map_or(f64::INFINITY, |s| s.every_seconds),
+            save: slot.is_some().then_some(&mut save),
+        },
     )?;
     // Predictions by the exact GP at the learned hyperparameters.
     let gp = ExactGp::fit(
@@ -254,9 +329,23 @@ pub(super) fn run_cases(
             Some(o) => Ok((Some(o), true)),
             None if skip => Ok((None, false)),
             None => {
-                run_method(&case.split, estimator, p, case.seed + 10 + m as u64).and_then(|o| {
-                    if let Some(cache) = ctx.fold_cache {
-                        cache.store(&key, &o)?;
+                let partial = partial_name(&case.name);
+                let slot = ctx.fold_cache.map(|cache| CheckpointSlot {
+                    cache,
+                    key: partial_key(&partial, m, &settings),
+                    every_seconds: CHECKPOINT_SECONDS,
+                });
+                run_method(
+                    &case.split,
+                    estimator,
+                    p,
+                    case.seed + 10 + m as u64,
+                    slot.as_ref(),
+                )
+                .and_then(|o| {
+                    if let Some(s) = &slot {
+                        s.cache.store(&key, &o)?;
+                        s.cache.remove(&s.key)?;
                     }
                     Ok((Some(o), false))
                 })
@@ -278,4 +367,56 @@ pub(super) fn run_cases(
         methods,
         from_cache,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stand-in split of the smoke size (no data directory) and the smoke plan.
+    fn smoke(seed: u64) -> (RtgpsSplit, Plan) {
+        let p = plan(RunSize::Smoke);
+        let split = load_rtgps("pol", None, seed, p.total).expect("stand-in split");
+        (split, p)
+    }
+
+    #[test]
+    fn a_training_resumes_from_its_checkpoint_and_ignores_another_splits() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let cache = FoldCache::new(dir.path());
+        let settings = cache_settings(RunSize::Smoke);
+        let partial = partial_name("pol-seed0");
+        let (split, p) = smoke(0);
+        let estimator = Estimator::rr_cg_exp_decay(0.05, 5, split.x_train.nrows()).unwrap();
+        let slot = CheckpointSlot {
+            cache: &cache,
+            key: partial_key(&partial, 2, &settings),
+            every_seconds: 0.0,
+        };
+        let fresh = run_method(&split, &estimator, &p, 12, None).unwrap();
+        // With a checkpoint after every step, the file holds the last step's.
+        let first = run_method(&split, &estimator, &p, 12, Some(&slot)).unwrap();
+        let (saved, _) = cache.load::<PartialTraining>(&slot.key).unwrap();
+        assert_eq!(saved.checkpoint.adam.iteration, p.steps);
+        assert_eq!(done_share(&cache, &slot.key), 1.0);
+        // Resumed from it, no step is taken again and the outcome is the same.
+        let resumed = run_method(&split, &estimator, &p, 12, Some(&slot)).unwrap();
+        for o in [&first, &resumed] {
+            assert_eq!(o.rmse.to_bits(), fresh.rmse.to_bits());
+            assert_eq!(o.nll.to_bits(), fresh.nll.to_bits());
+            assert_eq!(o.mean_iterations, fresh.mean_iterations);
+        }
+        assert!(resumed.seconds >= saved.checkpoint.training_seconds);
+        assert!(resumed.seconds < saved.checkpoint.training_seconds + 1.0);
+        // Another split does not take up this split's checkpoint.
+        let (other, _) = smoke(1);
+        let other_fresh = run_method(&other, &estimator, &p, 12, None).unwrap();
+        let other_slotted = run_method(&other, &estimator, &p, 12, Some(&slot)).unwrap();
+        assert_eq!(other_slotted.rmse.to_bits(), other_fresh.rmse.to_bits());
+        assert_ne!(other_fresh.rmse.to_bits(), fresh.rmse.to_bits());
+        cache.remove(&slot.key).unwrap();
+        assert!(cache.load::<PartialTraining>(&slot.key).is_none());
+        assert_eq!(done_share(&cache, &slot.key), 0.0);
+        cache.remove(&slot.key).unwrap();
+    }
 }
