@@ -207,18 +207,14 @@ impl AdamState {
                 reason: "the resumed Adam state has an empty point".into(),
             });
         }
-        for (what, len) in [
-            ("gradient", self.gradient.len()),
-            ("m", self.m.len()),
-            ("v", self.v.len()),
+        for (context, len) in [
+            ("the resumed Adam state's gradient", self.gradient.len()),
+            ("the resumed Adam state's first moment", self.m.len()),
+            ("the resumed Adam state's second moment", self.v.len()),
         ] {
             if len != dim {
                 return Err(ModelError::LengthMismatch {
-                    context: match what {
-                        "gradient" => "the resumed Adam state's gradient",
-                        "m" => "the resumed Adam state's first moment",
-                        _ => "the resumed Adam state's second moment",
-                    },
+                    context,
                     expected: dim,
                     found: len,
                 });
