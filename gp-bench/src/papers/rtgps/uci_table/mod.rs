@@ -251,6 +251,12 @@ impl Experiment for UciTable {
                 total - recorded,
             ));
         }
+        if !results.in_progress.is_empty() {
+            notes.push(format!(
+                "In progress (checkpointed, resumed by the same command without --cached-only): {}.",
+                results.in_progress.join("; ")
+            ));
+        }
         if !incomplete.is_empty() {
             notes.push(format!(
                 "Left out (not every method recorded on every seed, so neither rows nor checks): {}.",

@@ -282,6 +282,9 @@ pub(super) struct CaseResults {
     pub methods: usize,
     /// How many outcomes came from the fold cache.
     pub from_cache: usize,
+    /// The skipped trainings (`--cached-only`) that have a checkpoint, e.g.
+    /// `pol-seed0 Cholesky: step 63 of 1500, 618 s so far`.
+    pub in_progress: Vec<String>,
 }
 
 /// Loads the splits of `sets` × `seeds` and trains every method on each, `ctx.jobs` at a
@@ -326,8 +329,24 @@ pub(super) fn run_cases(
             .map(|(o, _)| o)
             .filter(|o| o.split == case.split.identity());
         let outcome = match recorded {
-            Some(o) => Ok((Some(o), true)),
-            None if skip => Ok((None, false)),
+            Some(o) => Ok((Some(o), true, None)),
+            None if skip => {
+                let progress = ctx.fold_cache.and_then(|cache| {
+                    let partial = partial_name(&case.name);
+                    let (p, _) = cache
+                        .load::<PartialTraining>(&partial_key(&partial, m, &settings))
+                        .filter(|(p, _)| p.split == case.split.identity())?;
+                    Some(format!(
+                        "{} {}: step {} of {}, {:.0} s so far",
+                        case.name,
+                        estimator.label(),
+                        p.checkpoint.adam.iteration,
+                        p.steps,
+                        p.checkpoint.training_seconds
+                    ))
+                });
+                Ok((None, false, progress))
+            }
             None => {
                 let partial = partial_name(&case.name);
                 let slot = ctx.fold_cache.map(|cache| CheckpointSlot {
@@ -347,7 +366,7 @@ pub(super) fn run_cases(
                         s.cache.store(&key, &o)?;
                         s.cache.remove(&s.key)?;
                     }
-                    Ok((Some(o), false))
+                    Ok((Some(o), false, None))
                 })
             }
         };
@@ -356,16 +375,19 @@ pub(super) fn run_cases(
     });
     let mut outcomes = vec![Vec::with_capacity(methods); cases.len()];
     let mut from_cache = 0;
+    let mut in_progress = Vec::new();
     for (task, done) in finished.into_iter().enumerate() {
-        let (o, cached) = done?;
+        let (o, cached, progress) = done?;
         from_cache += usize::from(cached);
         outcomes[task / methods].push(o);
+        in_progress.extend(progress);
     }
     Ok(CaseResults {
         cases,
         outcomes,
         methods,
         from_cache,
+        in_progress,
     })
 }
 
@@ -381,7 +403,7 @@ mod tests {
     }
 
     #[test]
-    fn a_training_resumes_from_its_checkpoint_and_ignores_another_splits() {
+    fn a_training_resumes_from_its_checkpoint_is_reported_and_ignores_another_splits() {
         let dir = tempfile::tempdir().expect("temp dir");
         let cache = FoldCache::new(dir.path());
         let settings = cache_settings(RunSize::Smoke);
@@ -408,6 +430,39 @@ mod tests {
         }
         assert!(resumed.seconds >= saved.checkpoint.training_seconds);
         assert!(resumed.seconds < saved.checkpoint.training_seconds + 1.0);
+        // A --cached-only run names the training in progress, and the estimate counts its
+        // steps as done.
+        let only = FoldCache::new(dir.path()).with_cached_only(true);
+        let data_dir = crate::data::DataDir {
+            path: None,
+            origin: crate::data::DataDirOrigin::NotFound,
+        };
+        let progress = indicatif::ProgressBar::hidden();
+        let ctx = RunContext {
+            size: RunSize::Smoke,
+            seed: 0,
+            data_dir: &data_dir,
+            progress: &progress,
+            folds: None,
+            sets: None,
+            fold_cache: Some(&only),
+            jobs: 1,
+            large: false,
+            seeds: 1,
+        };
+        let results = run_cases(&ctx, &p, &["pol"], &[0]).unwrap();
+        assert!(results.outcomes[0].iter().all(Option::is_none));
+        assert_eq!(results.in_progress.len(), 1, "{:?}", results.in_progress);
+        assert!(
+            results.in_progress[0].starts_with("pol-seed0 RR-CG")
+                && results.in_progress[0].contains(&format!("step {0} of {0}", p.steps)),
+            "{:?}",
+            results.in_progress
+        );
+        let costs = method_seconds(&p);
+        let left = remaining_share(RunSize::Smoke, None, Some(&cache), &[0]).unwrap();
+        let all: f64 = costs.iter().sum();
+        assert!((left - (all - costs[2]) / all).abs() < 1e-12, "{left}");
         // Another split does not take up this split's checkpoint.
         let (other, _) = smoke(1);
         let other_fresh = run_method(&other, &estimator, &p, 12, None).unwrap();
