@@ -116,7 +116,7 @@ pub(super) fn remaining_share(
                 });
                 if !recorded {
                     let done =
-                        cache.map_or(0.0, |c| done_share(c, &partial_key(&partial, m, &settings)));
+                        cache.map_or(0.0, |c| done_share(c, &cache_key(&partial, m, &settings)));
                     missing += cost * (1.0 - done);
                 }
             }
@@ -170,11 +170,6 @@ struct CheckpointSlot<'a> {
     key: FoldKey<'a>,
     /// Wall seconds between checkpoints ([`CHECKPOINT_SECONDS`] outside tests).
     every_seconds: f64,
-}
-
-/// The key of the partial file of method `method` of the case `name`.
-fn partial_key<'a>(partial_name: &'a str, method: usize, settings: &str) -> FoldKey<'a> {
-    cache_key(partial_name, method, settings)
 }
 
 /// The cache's name of the trainings in progress of a case (`<case>-partial`).
@@ -334,7 +329,7 @@ pub(super) fn run_cases(
                 let progress = ctx.fold_cache.and_then(|cache| {
                     let partial = partial_name(&case.name);
                     let (p, _) = cache
-                        .load::<PartialTraining>(&partial_key(&partial, m, &settings))
+                        .load::<PartialTraining>(&cache_key(&partial, m, &settings))
                         .filter(|(p, _)| p.split == case.split.identity())?;
                     Some(format!(
                         "{} {}: step {} of {}, {:.0} s so far",
@@ -351,7 +346,7 @@ pub(super) fn run_cases(
                 let partial = partial_name(&case.name);
                 let slot = ctx.fold_cache.map(|cache| CheckpointSlot {
                     cache,
-                    key: partial_key(&partial, m, &settings),
+                    key: cache_key(&partial, m, &settings),
                     every_seconds: CHECKPOINT_SECONDS,
                 });
                 run_method(
@@ -412,7 +407,7 @@ mod tests {
         let estimator = Estimator::rr_cg_exp_decay(0.05, 5, split.x_train.nrows()).unwrap();
         let slot = CheckpointSlot {
             cache: &cache,
-            key: partial_key(&partial, 2, &settings),
+            key: cache_key(&partial, 2, &settings),
             every_seconds: 0.0,
         };
         let fresh = run_method(&split, &estimator, &p, 12, None).unwrap();
