@@ -13,6 +13,8 @@ use crate::interpolation::{locate_rows, InterpolationOptions, InterpolationSchem
 use crate::slice_util::c_strides;
 use crate::stencil_gram::StencilGram;
 
+mod unrolled;
+
 /// Rows located per parallel task when a chunk is added.
 const LOCATE_ROWS: usize = 4096;
 
@@ -321,6 +323,16 @@ fn scatter_rows<const W: usize, const H: usize>(
         let last = &pts.last[range.clone()];
         let from = range.start + last.partition_point(|&b| b < lo);
         let to = range.start + last.partition_point(|&b| (b as usize) < e);
+        if const { unrolled::handles::<W, H>() } && unrolled::enabled() {
+            let mut seg = unrolled::Segment {
+                s,
+                e,
+                g: &mut *g,
+                t: &mut *t,
+            };
+            unrolled::scatter_offset_at::<W, H>(ai, scheme, pts, from, to, &mut seg);
+            continue;
+        }
         let tables = &lay.line_tables[ai * W..(ai + 1) * W];
         for i in from..to {
             for (l, &tau) in pts.taus[i * d..(i + 1) * d].iter().enumerate() {
@@ -748,6 +760,87 @@ mod tests {
             );
             let wty = |s: &SufficientStats| s.wty().iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(wty(&dispatched), wty(&baseline), "{sizes:?}");
+        }
+    }
+
+    #[test]
+    fn unrolled_scatter_equals_the_table_driven_loop_bit_for_bit() {
+        // Grids of one to three dimensions (the unrolled kernel's), cubic and linear, with a
+        // last axis longer than one row segment and points on every segment boundary.
+        for (sizes, scheme) in [
+            (vec![20_000], InterpolationScheme::Cubic),
+            (vec![40], InterpolationScheme::Linear),
+            (vec![9, 12], InterpolationScheme::Cubic),
+            (vec![30, 300], InterpolationScheme::Linear),
+            (vec![20, 9, 8], InterpolationScheme::Cubic),
+            (vec![7, 6, 300], InterpolationScheme::Cubic),
+            (vec![12, 11, 10], InterpolationScheme::Linear),
+        ] {
+            let opts = InterpolationOptions {
+                scheme,
+                ..Default::default()
+            };
+            let g = grid(&sizes, scheme.recommended_padding());
+            let (x, y) = data(3000, sizes.len());
+            let run = |unrolled_on: bool| {
+                unrolled::set_enabled(unrolled_on);
+                let mut acc = ScatterAccumulator::new(&g, opts).unwrap();
+                acc.add_rows(x.as_ref(), y.as_ref(), 0).unwrap();
+                let out = acc.finish().unwrap();
+                unrolled::set_enabled(true);
+                out
+            };
+            let (fast, tables) = (run(true), run(false));
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(fast.gram().values()),
+                bits(tables.gram().values()),
+                "{sizes:?}"
+            );
+            let wty = |s: &SufficientStats| s.wty().iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(wty(&fast), wty(&tables), "{sizes:?}");
+            assert!(fast.gram().values().iter().any(|&v| v != 0.0));
+        }
+    }
+
+    #[test]
+    fn unrolled_line_starts_match_the_line_tables() {
+        for (sizes, scheme) in [
+            (vec![30], InterpolationScheme::Cubic),
+            (vec![9, 12], InterpolationScheme::Cubic),
+            (vec![20, 9, 8], InterpolationScheme::Cubic),
+            (vec![30], InterpolationScheme::Linear),
+            (vec![9, 12], InterpolationScheme::Linear),
+            (vec![20, 9, 8], InterpolationScheme::Linear),
+        ] {
+            let lay = Layout::new(&grid(&sizes, 0), scheme);
+            let starts = match (lay.w, lay.h) {
+                (4, 4) => unrolled::starts::<4, 4>(),
+                (4, 25) => unrolled::starts::<4, 25>(),
+                (4, 172) => unrolled::starts::<4, 172>(),
+                (2, 2) => unrolled::starts::<2, 2>(),
+                (2, 5) => unrolled::starts::<2, 5>(),
+                (2, 14) => unrolled::starts::<2, 14>(),
+                other => panic!("shape {other:?}"),
+            };
+            let w = lay.w as isize;
+            for (ai, per_al) in starts.iter().enumerate().take(lay.lead) {
+                for (al, per_li) in per_al.iter().enumerate().take(lay.w) {
+                    let table = lay.line_tables[ai * lay.w + al];
+                    for (li, &start) in per_li.iter().enumerate().take(lay.lead) {
+                        let what = format!("{sizes:?} {scheme:?} ai {ai} al {al} li {li}");
+                        if li >= table.first {
+                            let at = table.base.wrapping_add(lay.line_step[li]);
+                            assert_eq!(start, at as isize, "{what}");
+                        } else if li + 1 == table.first && table.partial.is_some() {
+                            assert_eq!(Some(start.unsigned_abs()), table.partial, "{what}");
+                            assert!(start < 0 && start > -w, "{what}");
+                        } else {
+                            assert!(start <= -w, "{what}");
+                        }
+                    }
+                }
+            }
         }
     }
 
