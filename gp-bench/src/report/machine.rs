@@ -23,18 +23,42 @@ pub struct MachineInfo {
     pub started_unix: u64,
 }
 
+/// The CPU as `/proc/cpuinfo` describes it: the model name, then the family and model
+/// numbers and the widest vector extension (cloud CPUs of different generations can share a
+/// model name such as "AMD EPYC" while their speed differs 2–4×), e.g.
+/// `AMD EPYC (family 25, model 1; AVX2)`. `unknown` where there is no `/proc/cpuinfo`.
+pub fn cpu_description() -> String {
+    let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
+        return "unknown".into();
+    };
+    let field = |name: &str| {
+        info.lines()
+            .find(|l| l.split(':').next().is_some_and(|k| k.trim() == name))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let model_name = field("model name").unwrap_or_else(|| "unknown".into());
+    let flags = field("flags").unwrap_or_default();
+    let has = |f: &str| flags.split_whitespace().any(|x| x == f);
+    let simd = if has("avx512f") {
+        "AVX-512"
+    } else if has("avx2") {
+        "AVX2"
+    } else {
+        "no AVX2"
+    };
+    match (field("cpu family"), field("model")) {
+        (Some(family), Some(model)) => {
+            format!("{model_name} (family {family}, model {model}; {simd})")
+        }
+        _ => format!("{model_name} ({simd})"),
+    }
+}
+
 impl MachineInfo {
     /// Reads the current machine's description.
     pub fn detect() -> Self {
-        let cpu = std::fs::read_to_string("/proc/cpuinfo")
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find(|l| l.starts_with("model name"))
-                    .and_then(|l| l.split(':').nth(1))
-                    .map(|m| m.trim().to_string())
-            })
-            .unwrap_or_else(|| "unknown".into());
+        let cpu = cpu_description();
         Self {
             cpu,
             logical_cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),

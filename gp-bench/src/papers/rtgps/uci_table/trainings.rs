@@ -9,6 +9,7 @@ use gp_models::optim::MultiStepDecay;
 use gp_models::ExactGp;
 use serde::{Deserialize, Serialize};
 
+use super::hosts::{HostLog, HostStretch};
 use super::{plan, Plan, UciTable, RFF_FREQS};
 use crate::error::BenchError;
 use crate::experiment::{selected_sets, Experiment, RunContext, RunSize};
@@ -18,6 +19,7 @@ use crate::papers::rtgps::data::{load_rtgps, RtgpsSplit};
 use crate::papers::rtgps::{
     adam_training, mean_work_per_step, train_from_gpytorch_start_checkpointed, GPYTORCH_START,
 };
+use crate::report::machine::cpu_description;
 
 /// The fold cache's folder of this experiment.
 const CACHE_EXPERIMENT: &str = "rtgps/uci-table";
@@ -146,6 +148,10 @@ pub(super) struct Outcome {
     pub nll: f64,
     pub seconds: f64,
     pub mean_iterations: f64,
+    /// The steps and seconds taken on each CPU (a training can span sessions on different
+    /// machines); empty in outcomes recorded before hosts were.
+    #[serde(default)]
+    pub hosts: Vec<HostStretch>,
 }
 
 /// Wall seconds between two checkpoints of a training in progress (a Cholesky training at
@@ -162,6 +168,10 @@ struct PartialTraining {
     /// The training's whole step count (for the estimate of what is left).
     steps: usize,
     checkpoint: TrainingCheckpoint,
+    /// The steps and seconds so far on each CPU (missing in checkpoints written before hosts
+    /// were recorded: those steps count as "not recorded").
+    #[serde(default)]
+    hosts: Vec<HostStretch>,
 }
 
 /// Where a training keeps its checkpoints: the cache and the key of its partial file.
@@ -198,17 +208,26 @@ fn run_method(
     };
     let options = adam_training(p.learning_rate, steps, Some(decay), seed);
     let identity = split.identity();
-    let resume = slot
+    let resumed = slot
         .and_then(|s| s.cache.load::<PartialTraining>(&s.key))
         .map(|(partial, _)| partial)
-        .filter(|partial| partial.split == identity)
-        .map(|partial| partial.checkpoint);
+        .filter(|partial| partial.split == identity);
+    let log = match &resumed {
+        Some(p) => HostLog::resume(
+            p.hosts.clone(),
+            (p.checkpoint.adam.iteration, p.checkpoint.training_seconds),
+            cpu_description(),
+        ),
+        None => HostLog::resume(Vec::new(), (0, 0.0), cpu_description()),
+    };
+    let resume = resumed.map(|partial| partial.checkpoint);
     let mut save = |checkpoint: &TrainingCheckpoint| -> gp_models::Result<()> {
         if let Some(s) = slot {
             let partial = PartialTraining {
                 split: identity.clone(),
                 steps,
                 checkpoint: checkpoint.clone(),
+                hosts: log.upto((checkpoint.adam.iteration, checkpoint.training_seconds)),
             };
             // A checkpoint that cannot be written costs only the time since the last one:
             // the training goes on, and says so.
@@ -254,6 +273,7 @@ fn run_method(
         nll: nll / m,
         seconds: out.training_seconds,
         mean_iterations: mean_work_per_step(&out.steps),
+        hosts: log.upto((steps, out.training_seconds)),
     })
 }
 
@@ -331,13 +351,22 @@ pub(super) fn run_cases(
                     let (p, _) = cache
                         .load::<PartialTraining>(&cache_key(&partial, m, &settings))
                         .filter(|(p, _)| p.split == case.split.identity())?;
+                    let hosts = HostLog::resume(
+                        p.hosts.clone(),
+                        (p.checkpoint.adam.iteration, p.checkpoint.training_seconds),
+                        String::new(),
+                    );
                     Some(format!(
-                        "{} {}: step {} of {}, {:.0} s so far",
+                        "{} {}: step {} of {}, {:.0} s so far ({})",
                         case.name,
                         estimator.label(),
                         p.checkpoint.adam.iteration,
                         p.steps,
-                        p.checkpoint.training_seconds
+                        p.checkpoint.training_seconds,
+                        super::hosts::describe(
+                            &hosts
+                                .upto((p.checkpoint.adam.iteration, p.checkpoint.training_seconds))
+                        )
                     ))
                 });
                 Ok((None, false, progress))
@@ -424,6 +453,15 @@ mod tests {
             assert_eq!(o.mean_iterations, fresh.mean_iterations);
         }
         assert!(resumed.seconds >= saved.checkpoint.training_seconds);
+        // Every step is on this CPU, in the checkpoint and in both outcomes.
+        let here = vec![super::super::hosts::HostStretch {
+            host: cpu_description(),
+            steps: p.steps,
+            seconds: saved.checkpoint.training_seconds,
+        }];
+        assert_eq!(saved.hosts, here);
+        assert_eq!(first.hosts[0].steps, p.steps);
+        assert_eq!(resumed.hosts, here);
         assert!(resumed.seconds < saved.checkpoint.training_seconds + 1.0);
         // A --cached-only run names the training in progress, and the estimate counts its
         // steps as done.
