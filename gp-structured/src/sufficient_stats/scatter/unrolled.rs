@@ -3,7 +3,9 @@
 //! the stencil width all constants, every line of a point's block lands at a constant offset
 //! of its row, so each line costs a broadcast, a multiply, an add from memory and a store,
 //! with no table lookups, clamps or loop counters (profiling the table-driven loop showed
-//! about 11 instructions per line, and the lines were two thirds of the pass).
+//! about 11 instructions per line, and the lines were more than half of the pass). On a
+//! Zen 3 EPYC this took the 3-D cubic scatter from 1.05–1.20 to 1.63–2.26 M points/s at 30³
+//! and from 0.75–0.93 to 1.33–1.36 at 100×100×80 (2 threads, `stats_bench`).
 //!
 //! The arithmetic is that of the table-driven loop in [`super::scatter_rows`], product for
 //! product and in the same order per stored value, so the statistics are the same bits.
