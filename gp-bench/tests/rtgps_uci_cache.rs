@@ -52,6 +52,17 @@ fn metrics(raw: &serde_json::Value) -> serde_json::Value {
     for row in raw["rows"].as_array_mut().into_iter().flatten() {
         if let Some(row) = row.as_object_mut() {
             row.remove("training_seconds");
+            // The seconds per CPU are timings too; the CPUs and step counts are kept.
+            for host in row
+                .get_mut("hosts")
+                .and_then(|h| h.as_array_mut())
+                .into_iter()
+                .flatten()
+            {
+                if let Some(host) = host.as_object_mut() {
+                    host.remove("seconds");
+                }
+            }
         }
     }
     raw
