@@ -687,6 +687,33 @@ mod tests {
         RegularGrid::from_data(corners.as_ref(), sizes, pad).unwrap()
     }
 
+    /// The statistics of `x`, `y` by one accumulator and one flush.
+    fn scatter_once(
+        g: &RegularGrid,
+        opts: InterpolationOptions,
+        x: &Mat<f64>,
+        y: &Col<f64>,
+    ) -> SufficientStats {
+        let mut acc = ScatterAccumulator::new(g, opts).unwrap();
+        acc.add_rows(x.as_ref(), y.as_ref(), 0).unwrap();
+        acc.finish().unwrap()
+    }
+
+    /// Asserts that two statistics have the same bits in `S` and `t`.
+    fn assert_same_bits(a: &SufficientStats, b: &SufficientStats, what: &str) {
+        let bits = |v: &mut dyn Iterator<Item = f64>| v.map(f64::to_bits).collect::<Vec<_>>();
+        assert_eq!(
+            bits(&mut a.gram().values().iter().copied()),
+            bits(&mut b.gram().values().iter().copied()),
+            "{what}"
+        );
+        assert_eq!(
+            bits(&mut a.wty().iter().copied()),
+            bits(&mut b.wty().iter().copied()),
+            "{what}"
+        );
+    }
+
     #[test]
     fn many_small_flushes_equal_one_flush() {
         // Also a 1-D grid of several segments and a 3-D grid whose last axis is longer than
@@ -743,23 +770,11 @@ mod tests {
             };
             let g = grid(&sizes, scheme.recommended_padding());
             let (x, y) = data(3000, sizes.len());
-            let run = || {
-                let mut acc = ScatterAccumulator::new(&g, opts).unwrap();
-                acc.add_rows(x.as_ref(), y.as_ref(), 0).unwrap();
-                acc.finish().unwrap()
-            };
-            let dispatched = run();
+            let dispatched = scatter_once(&g, opts, &x, &y);
             let previous = set_max_simd_level(SimdLevel::Baseline);
-            let baseline = run();
+            let baseline = scatter_once(&g, opts, &x, &y);
             set_max_simd_level(previous);
-            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(
-                bits(dispatched.gram().values()),
-                bits(baseline.gram().values()),
-                "{sizes:?}"
-            );
-            let wty = |s: &SufficientStats| s.wty().iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(wty(&dispatched), wty(&baseline), "{sizes:?}");
+            assert_same_bits(&dispatched, &baseline, &format!("{sizes:?}"));
         }
     }
 
@@ -782,23 +797,11 @@ mod tests {
             };
             let g = grid(&sizes, scheme.recommended_padding());
             let (x, y) = data(3000, sizes.len());
-            let run = |unrolled_on: bool| {
-                unrolled::set_enabled(unrolled_on);
-                let mut acc = ScatterAccumulator::new(&g, opts).unwrap();
-                acc.add_rows(x.as_ref(), y.as_ref(), 0).unwrap();
-                let out = acc.finish().unwrap();
-                unrolled::set_enabled(true);
-                out
-            };
-            let (fast, tables) = (run(true), run(false));
-            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(
-                bits(fast.gram().values()),
-                bits(tables.gram().values()),
-                "{sizes:?}"
-            );
-            let wty = |s: &SufficientStats| s.wty().iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(wty(&fast), wty(&tables), "{sizes:?}");
+            let fast = scatter_once(&g, opts, &x, &y);
+            unrolled::set_enabled(false);
+            let tables = scatter_once(&g, opts, &x, &y);
+            unrolled::set_enabled(true);
+            assert_same_bits(&fast, &tables, &format!("{sizes:?}"));
             assert!(fast.gram().values().iter().any(|&v| v != 0.0));
         }
     }

@@ -27,27 +27,31 @@ pub(super) struct HostLog {
     start: (usize, f64),
 }
 
+/// `recorded` with the steps of the first `at.0` (seconds `at.1`) that it does not cover put
+/// first as [`NOT_RECORDED`] (checkpoints written before hosts were recorded).
+pub(super) fn covering(mut recorded: Vec<HostStretch>, at: (usize, f64)) -> Vec<HostStretch> {
+    let (steps, seconds) = recorded
+        .iter()
+        .fold((0, 0.0), |(n, s), h| (n + h.steps, s + h.seconds));
+    if at.0 > steps {
+        recorded.insert(
+            0,
+            HostStretch {
+                host: NOT_RECORDED.into(),
+                steps: at.0 - steps,
+                seconds: (at.1 - seconds).max(0.0),
+            },
+        );
+    }
+    recorded
+}
+
 impl HostLog {
     /// The log of a training resumed at `start` (steps and seconds so far; `(0, 0.0)` for a
-    /// fresh one) with the stretches its checkpoint recorded; steps the checkpoint has but its
-    /// stretches do not cover (checkpoints written before hosts were recorded) are
-    /// [`NOT_RECORDED`].
-    pub(super) fn resume(mut earlier: Vec<HostStretch>, start: (usize, f64), host: String) -> Self {
-        let (steps, seconds) = earlier
-            .iter()
-            .fold((0, 0.0), |(n, s), h| (n + h.steps, s + h.seconds));
-        if start.0 > steps {
-            earlier.insert(
-                0,
-                HostStretch {
-                    host: NOT_RECORDED.into(),
-                    steps: start.0 - steps,
-                    seconds: (start.1 - seconds).max(0.0),
-                },
-            );
-        }
+    /// fresh one) on `host`, with the stretches its checkpoint recorded ([`covering`] them).
+    pub(super) fn resume(earlier: Vec<HostStretch>, start: (usize, f64), host: String) -> Self {
         Self {
-            earlier,
+            earlier: covering(earlier, start),
             host,
             start,
         }

@@ -351,11 +351,7 @@ pub(super) fn run_cases(
                     let (p, _) = cache
                         .load::<PartialTraining>(&cache_key(&partial, m, &settings))
                         .filter(|(p, _)| p.split == case.split.identity())?;
-                    let hosts = HostLog::resume(
-                        p.hosts.clone(),
-                        (p.checkpoint.adam.iteration, p.checkpoint.training_seconds),
-                        String::new(),
-                    );
+                    let at = (p.checkpoint.adam.iteration, p.checkpoint.training_seconds);
                     Some(format!(
                         "{} {}: step {} of {}, {:.0} s so far ({})",
                         case.name,
@@ -363,10 +359,7 @@ pub(super) fn run_cases(
                         p.checkpoint.adam.iteration,
                         p.steps,
                         p.checkpoint.training_seconds,
-                        super::hosts::describe(
-                            &hosts
-                                .upto((p.checkpoint.adam.iteration, p.checkpoint.training_seconds))
-                        )
+                        super::hosts::describe(&super::hosts::covering(p.hosts.clone(), at))
                     ))
                 });
                 Ok((None, false, progress))
