@@ -672,6 +672,7 @@ fn resolve(
 /// writes are not optimized away as redundant with the allocation.
 fn prefault(values: &mut [f64]) {
     const PAGE_VALUES: usize = 4096 / std::mem::size_of::<f64>();
+    advise_huge_pages(values);
     let zero = std::hint::black_box(0.0);
     values.par_chunks_mut(1 << 16).for_each(|c| {
         for v in c.iter_mut().step_by(PAGE_VALUES) {
@@ -681,6 +682,36 @@ fn prefault(values: &mut [f64]) {
             *last = zero;
         }
     });
+}
+
+/// Asks Linux to back the 2 MiB-aligned part of `values` with transparent huge pages, where the
+/// system allows it on request (`/sys/kernel/mm/transparent_hugepage/enabled` = `madvise`): a
+/// stencil of a gigabyte then takes about 500 faults instead of 260 000. Advice only: a
+/// refusal (or another platform) leaves the 4 KiB pages, with the same results.
+fn advise_huge_pages(values: &mut [f64]) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = values.as_mut_ptr() as usize;
+        let end = start + std::mem::size_of_val(values);
+        let (first, last) = (start.div_ceil(HUGE) * HUGE, end / HUGE * HUGE);
+        if last > first {
+            // SAFETY: `[first, last)` lies inside `values`, which this function borrows
+            // mutably; MADV_HUGEPAGE changes only how the kernel backs those pages (their
+            // contents are kept), so no Rust-visible memory changes. The result is advice:
+            // failure is ignored on purpose.
+            #[allow(unsafe_code)]
+            unsafe {
+                libc::madvise(
+                    first as *mut libc::c_void,
+                    last - first,
+                    libc::MADV_HUGEPAGE,
+                );
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = values;
 }
 
 fn check_chunk(grid: &RegularGrid, x: MatRef<'_, f64>, y: ColRef<'_, f64>) -> Result<()> {
