@@ -1,7 +1,7 @@
 //! `gp-bench bench ski-matvec`: the SKI operator `K̃ = W K_G Wᵀ + σ²I` applied to one vector
 //! at `n = 10^6`, `d = 1`, `m = 10^4`, and a `d = 3`, `n = 10^5`, `30³` grid SKI run (fit,
-//! product, mean solve). GPyTorch's KISS-GP is not measured by a script in the repository
-//! yet, so the table quotes no figure for it.
+//! product, mean solve). GPyTorch's KISS-GP column quotes what
+//! `gp-bench/scripts/ski_gpytorch_matvec.py` measured ([`super::ski_peer`]).
 
 use std::time::Instant;
 
@@ -14,6 +14,7 @@ use gp_models::{Ski, SkiOptions};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use super::ski_peer::{self, PeerRecord};
 use crate::error::BenchError;
 use crate::synthetic::{smooth_regression, standard_normal};
 use crate::table::{fmt_seconds, Table};
@@ -26,7 +27,13 @@ const MATVEC_REPS: usize = 15;
 /// and times: the fit, one operator product into a held output (median of `max(reps, 15)`,
 /// as a solver runs it) and through `apply`, which allocates the output (median of `reps`),
 /// and a mean solve to relative tolerance `1e-2`. Returns a table row.
-fn row(n: usize, d: usize, grid: usize, reps: usize) -> Result<[String; 10], BenchError> {
+fn row(
+    n: usize,
+    d: usize,
+    grid: usize,
+    reps: usize,
+    peer: Option<&PeerRecord>,
+) -> Result<[String; 10], BenchError> {
     let (x, y) = smooth_regression(n, d, 0.01, 11);
     let kernel = SquaredExponential::isotropic(d, 0.2, 1.0)?;
     let opts = SkiOptions {
@@ -63,9 +70,8 @@ fn row(n: usize, d: usize, grid: usize, reps: usize) -> Result<[String; 10], Ben
     let report = ski.alpha_report()?.clone();
     let solve = t1.elapsed().as_secs_f64();
     let m = ski.grid().num_points();
-    // No script in the repository measures GPyTorch's KISS-GP yet (issue 11), so the table
-    // claims no peer figure.
-    let vs_gpytorch = "not measured (no GPyTorch script in the repository)".to_string();
+    // GPyTorch's product allocates its output, so it compares with `apply`.
+    let vs_gpytorch = ski_peer::cell_here(peer, n, d, grid, t_apply);
     Ok([
         n.to_string(),
         d.to_string(),
@@ -112,7 +118,8 @@ pub fn run(sizes: &[usize], reps: usize) -> Result<Table, BenchError> {
         "threads",
     ]);
     let n1 = sizes.first().copied().unwrap_or(1_000_000);
-    table.row(row(n1, 1, 10_000, reps)?);
-    table.row(row(100_000, 3, 30, reps)?);
+    let peer = ski_peer::load().map(|(rec, _)| rec);
+    table.row(row(n1, 1, 10_000, reps, peer.as_ref())?);
+    table.row(row(100_000, 3, 30, reps, peer.as_ref())?);
     Ok(table)
 }
