@@ -30,9 +30,11 @@ const MAX_BUFFER_POINTS: usize = 1 << 24;
 /// in the core's L2 cache.
 const SEGMENT_VALUES: usize = 1 << 15;
 
-/// Peak bytes of the buffer per point: while a full buffer is sorted it holds the cell index,
-/// `τ` (`d` values) and `y` of each point, the sorted `(cell, index)` pairs and the `τ`
-/// being gathered into sorted order.
+/// Bytes of the buffer per point, as budgeted: while a full buffer is put in cell order it
+/// holds the cell index, `τ` (`d` values) and `y` of each point, 16 bytes of ordering scratch
+/// and the `τ` being gathered into sorted order. The counting sort of [`cell_order`] needs 8 of
+/// those 16 bytes plus the cell offsets; the budget is kept as it was when the pairs were
+/// sorted, because it sets where flushes fall and so the last bits of the sums.
 pub(super) fn point_bytes(d: usize) -> usize {
     8 + 8 * d + 8 + 16 + 8 * d
 }
@@ -47,6 +49,31 @@ pub(super) fn buffer_points(m: usize, h: usize, d: usize) -> usize {
     let stencil_bytes = (m as u128) * (h as u128) * 8;
     let points = stencil_bytes / (8 * point_bytes(d) as u128);
     points.clamp(MIN_BUFFER_POINTS as u128, MAX_BUFFER_POINTS as u128) as usize
+}
+
+/// The buffered points in cell order, ties in arrival order (the order that sorting the
+/// `(cell, index)` pairs gives), and where each cell's points start in it (`n_cells + 1`
+/// offsets): a counting sort, two sequential passes over the points and one over the cells
+/// (no more than the flush's pass over the stencil, which has at least one value per cell).
+/// It replaced a parallel sort of the pairs, which perf put at 3–7% of the pass; side by side
+/// (Zen 3, 2 threads, 3·10⁶ points) the pass did not measurably change, 1.43–1.60 → 1.45–1.62
+/// M points/s at 100×100×80 and 1.98–2.18 → 2.14–2.26 at 30³, with 20 MB less peak memory
+/// and no `(cell, index)` pairs to build.
+fn cell_order(cells: &[usize], n_cells: usize) -> (Vec<usize>, Vec<usize>) {
+    let mut start = vec![0usize; n_cells + 1];
+    for &c in cells {
+        start[c + 1] += 1;
+    }
+    for c in 0..n_cells {
+        start[c + 1] += start[c];
+    }
+    let mut next = start.clone();
+    let mut order = vec![0usize; cells.len()];
+    for (i, &c) in cells.iter().enumerate() {
+        order[next[c]] = i;
+        next[c] += 1;
+    }
+    (order, start)
 }
 
 /// Grid geometry of the scatter.
@@ -548,33 +575,24 @@ impl ScatterAccumulator {
                 self.gram.insert(g)
             }
         };
-        let mut order: Vec<(usize, usize)> = self
-            .cells
-            .par_iter()
-            .enumerate()
-            .map(|(i, &c)| (c, i))
-            .collect();
-        order.par_sort_unstable();
+        let cells_last = lay.cell_sizes[d - 1];
+        let (order, cell_start) = cell_order(&self.cells, lay.pencils * cells_last);
         // Gather into sorted order, one array at a time (the old one is freed at once).
         let mut taus = vec![0.0; self.taus.len()];
         taus.par_chunks_mut(d)
             .zip(order.par_iter())
-            .for_each(|(t, &(_, i))| t.copy_from_slice(&self.taus[i * d..(i + 1) * d]));
+            .for_each(|(t, &i)| t.copy_from_slice(&self.taus[i * d..(i + 1) * d]));
         self.taus = taus;
-        self.ys = order.par_iter().map(|&(_, i)| self.ys[i]).collect();
-        let cells_last = lay.cell_sizes[d - 1];
+        self.ys = order.par_iter().map(|&i| self.ys[i]).collect();
+        let cells = &self.cells;
         let last: Vec<u32> = order
             .par_iter()
-            .map(|&(c, _)| (c % cells_last) as u32)
+            .map(|&i| (cells[i] % cells_last) as u32)
             .collect();
-        let mut pencil_start = vec![0usize; lay.pencils + 1];
-        for &(c, _) in &order {
-            pencil_start[c / cells_last + 1] += 1;
-        }
-        for p in 0..lay.pencils {
-            pencil_start[p + 1] += pencil_start[p];
-        }
-        drop(order);
+        let pencil_start: Vec<usize> = (0..=lay.pencils)
+            .map(|p| cell_start[p * cells_last])
+            .collect();
+        drop((order, cell_start));
         let pts = Sorted {
             last: &last,
             taus: &self.taus,
@@ -712,6 +730,35 @@ mod tests {
             bits(&mut b.wty().iter().copied()),
             "{what}"
         );
+    }
+
+    #[test]
+    fn cell_order_is_the_order_of_the_sorted_cell_index_pairs() {
+        // Ties, empty cells (first, last and inside) and a cell list in no particular order.
+        for (cells, n_cells) in [
+            (vec![], 3),
+            (vec![0], 1),
+            (vec![2, 2, 2], 4),
+            (
+                (0..500)
+                    .map(|i| (i * 7919 + 13) % 37 + 1)
+                    .collect::<Vec<_>>(),
+                40,
+            ),
+        ] {
+            let (order, start) = cell_order(&cells, n_cells);
+            let mut pairs: Vec<(usize, usize)> =
+                cells.iter().enumerate().map(|(i, &c)| (c, i)).collect();
+            pairs.sort_unstable();
+            let sorted: Vec<usize> = pairs.iter().map(|&(_, i)| i).collect();
+            assert_eq!(order, sorted, "{cells:?}");
+            assert_eq!(start.len(), n_cells + 1);
+            for c in 0..n_cells {
+                let count = cells.iter().filter(|&&x| x == c).count();
+                assert_eq!(start[c + 1] - start[c], count, "cell {c}");
+                assert!(order[start[c]..start[c + 1]].iter().all(|&i| cells[i] == c));
+            }
+        }
     }
 
     #[test]
