@@ -574,6 +574,20 @@ fn estimate_points(
     }
 }
 
+/// Where each cell's points start when `cells` (a cell index per point, each below
+/// `num_cells`) is put in cell order: `num_cells + 1` offsets, the last one `cells.len()`.
+/// Both paths' counting sorts start from these.
+fn cell_offsets(cells: &[usize], num_cells: usize) -> Vec<usize> {
+    let mut start = vec![0usize; num_cells + 1];
+    for &c in cells {
+        start[c + 1] += 1;
+    }
+    for c in 0..num_cells {
+        start[c + 1] += start[c];
+    }
+    start
+}
+
 /// Grid cells `Π (m_l − w + 1)` (saturating).
 fn cell_count(sizes: &[usize], scheme: InterpolationScheme) -> u128 {
     let w = scheme.stencil_width();

@@ -15,6 +15,7 @@
 //! any batching give the bits the former loop gave.
 
 use crate::interpolation::expand_weights;
+use crate::sufficient_stats::cell_offsets;
 
 /// Points of one chunk sorted by cell (stable) and packed: `vals` holds `τ_1..τ_d, y` of each
 /// point, `cells` its cell.
@@ -50,13 +51,7 @@ impl PackedPoints {
         if num_cells <= 4 * n {
             // Counting sort, written as a scatter: the points are read in order and each
             // written to its slot (sequential reads; a gather would miss the cache per point).
-            let mut next = vec![0usize; num_cells + 1];
-            for &c in cells {
-                next[c + 1] += 1;
-            }
-            for c in 0..num_cells {
-                next[c + 1] += next[c];
-            }
+            let mut next = cell_offsets(cells, num_cells);
             for (i, &c) in cells.iter().enumerate() {
                 place(i, next[c]);
                 next[c] += 1;
