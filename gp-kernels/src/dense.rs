@@ -143,3 +143,28 @@ pub fn matrix_and_grads<K: Kernel + ?Sized>(
     }
     Ok((k, grads))
 }
+
+/// [`Kernel::add_weighted_grads`] by [`Kernel::eval_with_grad`] row by row, added in row
+/// order: the default for kernels without a vectorized pass.
+pub(crate) fn add_weighted_grads_generic<K: Kernel + ?Sized>(
+    kernel: &K,
+    x: MatRef<'_, f64>,
+    j: usize,
+    first_row: usize,
+    weights: &[f64],
+    scale: f64,
+    acc: &mut [f64],
+) {
+    let xj: Vec<f64> = x.row(j).iter().copied().collect();
+    let mut xi = vec![0.0; xj.len()];
+    let mut g = vec![0.0; acc.len()];
+    for (r, &w) in weights.iter().enumerate() {
+        for (v, &e) in xi.iter_mut().zip(x.row(first_row + r).iter()) {
+            *v = e;
+        }
+        kernel.eval_with_grad(&xi, &xj, &mut g);
+        for (a, gq) in acc.iter_mut().zip(&g) {
+            *a += w * (gq * scale);
+        }
+    }
+}

@@ -156,6 +156,30 @@ pub trait Kernel: Send + Sync + Debug {
     fn matrix_and_grads(&self, x: MatRef<'_, f64>) -> Result<(Mat<f64>, Vec<Mat<f64>>)> {
         dense::matrix_and_grads(self, x)
     }
+
+    /// `acc[q] += Σᵢ weights[i − i₀] · (∂k(xᵢ, xⱼ)/∂θ_q · scale)` for every hyperparameter
+    /// `q`, over the rows `i₀ = first_row .. first_row + weights.len()` of `x` (`xᵢ` its rows):
+    /// one column of `Σᵢⱼ Wᵢⱼ ∂Kᵢⱼ/∂θ`, the gradient pass of exact-GP training, without
+    /// forming any derivative matrix. `scale` multiplies each derivative before its weight
+    /// (exact-GP training passes a power of two that keeps `W` and `∂K` in range).
+    ///
+    /// Contract (unchecked, may panic otherwise): `x` has [`input_dim`](Self::input_dim)
+    /// columns, `j` and the rows are rows of `x`, `acc` has [`n_params`](Self::n_params)
+    /// entries. The default calls [`eval_with_grad`](Self::eval_with_grad) row by row and adds
+    /// in row order; the stationary ARD kernels of this crate override it with vectorized
+    /// loops over a column-major `x` (partial sums in a fixed order: deterministic, but not
+    /// the default's bits).
+    fn add_weighted_grads(
+        &self,
+        x: MatRef<'_, f64>,
+        j: usize,
+        first_row: usize,
+        weights: &[f64],
+        scale: f64,
+        acc: &mut [f64],
+    ) {
+        dense::add_weighted_grads_generic(self, x, j, first_row, weights, scale, acc)
+    }
 }
 
 /// Forwards every method (including the overridable builders) to the pointee;
@@ -203,6 +227,17 @@ macro_rules! forward_kernel {
             }
             fn matrix_and_grads(&self, x: MatRef<'_, f64>) -> Result<(Mat<f64>, Vec<Mat<f64>>)> {
                 (**self).matrix_and_grads(x)
+            }
+            fn add_weighted_grads(
+                &self,
+                x: MatRef<'_, f64>,
+                j: usize,
+                first_row: usize,
+                weights: &[f64],
+                scale: f64,
+                acc: &mut [f64],
+            ) {
+                (**self).add_weighted_grads(x, j, first_row, weights, scale, acc)
             }
         }
     };

@@ -168,4 +168,26 @@ impl Kernel for Matern {
             MaternNu::FiveHalves => ard::matrix_and_grads::<Matern52Profile>(p, x),
         }
     }
+    fn add_weighted_grads(
+        &self,
+        x: MatRef<'_, f64>,
+        j: usize,
+        first_row: usize,
+        weights: &[f64],
+        scale: f64,
+        acc: &mut [f64],
+    ) {
+        let (p, w) = (&self.params, weights);
+        match self.nu {
+            MaternNu::Half => {
+                ard::add_weighted_grads::<Matern12Profile>(p, x, j, first_row, w, scale, acc)
+            }
+            MaternNu::ThreeHalves => {
+                ard::add_weighted_grads::<Matern32Profile>(p, x, j, first_row, w, scale, acc)
+            }
+            MaternNu::FiveHalves => {
+                ard::add_weighted_grads::<Matern52Profile>(p, x, j, first_row, w, scale, acc)
+            }
+        }
+    }
 }

@@ -90,6 +90,17 @@ impl Kernel for SquaredExponential {
     fn matrix_and_grads(&self, x: MatRef<'_, f64>) -> Result<(Mat<f64>, Vec<Mat<f64>>)> {
         ard::matrix_and_grads::<SeProfile>(&self.params, x)
     }
+    fn add_weighted_grads(
+        &self,
+        x: MatRef<'_, f64>,
+        j: usize,
+        first_row: usize,
+        weights: &[f64],
+        scale: f64,
+        acc: &mut [f64],
+    ) {
+        ard::add_weighted_grads::<SeProfile>(&self.params, x, j, first_row, weights, scale, acc)
+    }
     fn separable_factors(&self) -> Option<SeparableFactors> {
         let factors = self
             .params

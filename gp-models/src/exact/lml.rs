@@ -8,15 +8,20 @@
 //! ```
 //!
 //! Cost of one value and gradient: the kernel matrix (lower triangle only, `n²/2`
-//! evaluations), one Cholesky factorization (`n³/3` flops), the inverse from the factor
-//! (`2n³/3`: triangular inverse plus the triangular product `L⁻ᵀL⁻¹`, faer's
-//! `llt::inverse`), and one fused pass over the lower triangle that evaluates the kernel
-//! derivatives entry by entry ([`Kernel::eval_with_grad`]) and accumulates all `p` traces
-//! at once, so no derivative matrix is ever stored (`O(n² p)` flops, `O(p)` extra memory).
+//! evaluations, [`Kernel::fill_block`] over column tiles), one Cholesky factorization
+//! (`n³/3` flops), the inverse from the factor (`2n³/3`: triangular inverse plus the
+//! triangular product `L⁻ᵀL⁻¹`, faer's `llt::inverse`), and one fused pass over the lower
+//! triangle that evaluates the kernel derivatives and accumulates all `p` traces, a column
+//! at a time ([`Kernel::add_weighted_grads`]), so no derivative matrix is ever stored
+//! (`O(n² p)` flops, `O(n d + p)` extra memory). Both kernel passes are vectorized for the
+//! stationary ARD kernels. At `n = 9600`, `d = 26` (RTGPS's pol, 2-core Zen 3) they took
+//! one value and gradient from 31.4–32.0 s with per-entry [`Kernel::eval`] and
+//! [`Kernel::eval_with_grad`] calls to 25.4–25.9 s; faer's factorization and inverse
+//! (about 22 s there) are the rest (`rtgps_step 9600 26 0 1.0 0.01 --cholesky`).
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt::inverse::{inverse, inverse_scratch};
-use faer::{Col, ColRef, Mat, MatRef};
+use faer::{Col, ColRef, Mat, MatMut, MatRef};
 use gp_kernels::Kernel;
 use gp_linalg::{parallelism_for, Cholesky, JitterLadder};
 use rayon::prelude::*;
@@ -67,16 +72,23 @@ fn fill_gram_plus_noise_lower<K: Kernel>(
     if n == 0 {
         return;
     }
+    // Column major, the layout the kernels' vectorized block fills read.
+    let x = Mat::from_fn(n, d, |i, k| xs[i * d + k]);
     buf.par_chunks_mut(n * COLUMN_TILE)
         .enumerate()
         .for_each(|(t, tile)| {
+            let j0 = t * COLUMN_TILE;
+            let cols = tile.len() / n;
+            // Rows j0.. of the tile's columns: the lower triangle plus the few entries
+            // above the diagonal inside the tile (unspecified, never read).
+            let out = MatMut::from_column_major_slice_mut(tile, n, cols);
+            kernel.fill_block(
+                x.subrows(j0, n - j0),
+                x.subrows(j0, cols),
+                out.subrows_mut(j0, n - j0),
+            );
             for (jj, col) in tile.chunks_exact_mut(n).enumerate() {
-                let j = t * COLUMN_TILE + jj;
-                let xj = &xs[j * d..(j + 1) * d];
-                for (i, out) in col.iter_mut().enumerate().skip(j) {
-                    *out = kernel.eval(&xs[i * d..(i + 1) * d], xj);
-                }
-                col[j] += noise_variance;
+                col[j0 + jj] += noise_variance;
             }
         });
 }
@@ -157,6 +169,8 @@ pub(crate) fn log_marginal_likelihood_grad<K: Kernel>(
     let inv_c = 1.0 / c;
     let alpha: Vec<f64> = (0..n).map(|i| f.alpha[i]).collect();
     let alpha_c: Vec<f64> = alpha.iter().map(|a| c * a).collect();
+    // The points column major, the layout the kernels' vectorized gradient sums read.
+    let x = Mat::from_fn(n, d, |i, k| xs[i * d + k]);
     // Per column j: Σ_{i ≥ j} c_ij Wᵢⱼ ∂Kᵢⱼ/∂θ (c = 1 on the diagonal, 2 below it) and Wⱼⱼ,
     // summed over fixed blocks of columns in parallel, then over blocks in order, so the
     // result does not depend on how rayon schedules the work (reproducible training).
@@ -166,6 +180,7 @@ pub(crate) fn log_marginal_likelihood_grad<K: Kernel>(
         .map(|b| {
             let mut acc = vec![0.0; p];
             let mut g = vec![0.0; p];
+            let mut weights = vec![0.0; n];
             let mut trace_w = 0.0;
             for j in b * GRAD_COLUMN_BLOCK..((b + 1) * GRAD_COLUMN_BLOCK).min(n) {
                 let xj = &xs[j * d..(j + 1) * d];
@@ -177,13 +192,11 @@ pub(crate) fn log_marginal_likelihood_grad<K: Kernel>(
                 for (a, gq) in acc.iter_mut().zip(&g) {
                     *a += wjj * (gq * inv_c);
                 }
-                for i in j + 1..n {
-                    let w = 2.0 * (alpha_c[i] * aj - c * col[i]);
-                    kernel.eval_with_grad(&xs[i * d..(i + 1) * d], xj, &mut g);
-                    for (a, gq) in acc.iter_mut().zip(&g) {
-                        *a += w * (gq * inv_c);
-                    }
+                let below = &mut weights[j + 1..];
+                for ((w, &ac), &ci) in below.iter_mut().zip(&alpha_c[j + 1..]).zip(&col[j + 1..]) {
+                    *w = 2.0 * (ac * aj - c * ci);
                 }
+                kernel.add_weighted_grads(x.as_ref(), j, j + 1, below, inv_c, &mut acc);
             }
             (acc, trace_w)
         })
