@@ -291,7 +291,7 @@ fn lane_sum(w: &[f64], a: &[f64], b: &[f64], term: impl Fn(f64, f64, f64) -> f64
 /// `i₀ = first_row .. first_row + weights.len()` of `x`, for `θ = [log ℓ₀, …, log σ²]`: one
 /// column of the gradient pass `Σᵢⱼ Wᵢⱼ ∂Kᵢⱼ/∂θ` of exact-GP training, with no derivative
 /// matrix formed. Per block of [`ROW_BLOCK`] rows: `r²` by differences, `g` and `g'` with the
-/// vectorizable `exp`, then one pass per dimension; each sum is kept in [`LANES`] partial sums.
+/// vectorizable `exp`, then one pass per dimension; each sum is kept in 8 partial sums.
 /// The derivative is formed as in [`ArdParams::write_grad`] (never `0 · ∞`).
 ///
 /// Contract (unchecked, may panic otherwise): `x` has `params.dim()` columns, `j` and the rows
