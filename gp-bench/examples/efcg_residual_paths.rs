@@ -66,6 +66,8 @@ fn main() -> Result<(), Box<dyn Error>> {
             ..KrylovSettings::default()
         },
         estimator: EstimatorSettings::default(),
+        // Plain CG, the SKI baseline of the GSGP paper.
+        preconditioner_rank: 0,
     };
     let ski = Ski::fit(
         SINE.kernel()?,

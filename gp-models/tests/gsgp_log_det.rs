@@ -322,6 +322,7 @@ fn sixty_thousand_node_grid_has_a_log_det() {
             probes: 10,
             ..EstimatorSettings::default()
         },
+        preconditioner_rank: 0,
     };
     let sigma2 = 0.2;
     let gsgp = Gsgp::fit(

@@ -195,6 +195,7 @@ fn ski_model() -> Ski<SquaredExponential> {
             slq_scaling: gp_solvers::SlqScaling::Dimension,
             seed: 5,
         },
+        preconditioner_rank: 3,
     };
     let kernel = SquaredExponential::new(vec![0.6, 0.9], 1.7).unwrap();
     Ski::fit(kernel, x.as_ref(), y.as_ref(), 0.02, &opts).unwrap()
@@ -653,8 +654,9 @@ fn composed_options_keep_the_version_1_file_layout() {
         ],
     ]
     .concat();
-    let ski = [&krylov_estimator[..], &grid[..]].concat();
-    let gsgp = [&ski[..], &["solver", "log_det_dense_factor_max"]].concat();
+    let grid_model = [&krylov_estimator[..], &grid[..]].concat();
+    let ski = [&grid_model[..], &["preconditioner_rank"]].concat();
+    let gsgp = [&grid_model[..], &["solver", "log_det_dense_factor_max"]].concat();
     assert_eq!(
         option_keys(&iterative_model().to_json_string().unwrap()),
         sorted(&iterative)
@@ -685,6 +687,8 @@ fn composed_options_keep_the_version_1_file_layout() {
     assert_eq!(o.krylov.prediction_tolerance, 1e-7);
     // A version-1 file has no variance tolerance: its variances solve as they did then.
     assert_eq!(o.krylov.variance_tolerance, 1e-7);
+    // Nor a preconditioner rank: it solves with plain CG, as it did then.
+    assert_eq!(o.preconditioner_rank, 0);
 }
 
 // ---- GRIEF: the grid is saved point for point, the basis and statistics are rebuilt. ----

@@ -50,6 +50,8 @@ fn row(
             probes: 1,
             ..EstimatorSettings::default()
         },
+        // Plain CG (only the products are timed here).
+        preconditioner_rank: 0,
     };
     let t0 = Instant::now();
     let ski = Ski::fit(kernel, x.as_ref(), y.as_ref(), 0.01, &opts)?;

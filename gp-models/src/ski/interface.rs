@@ -10,6 +10,7 @@ use crate::core::{
 };
 use crate::error::Result;
 use crate::grid::love::{grid_latent_prediction, GridVariances, LoveCache, LoveMemo, LoveOptions};
+use crate::ski::lml::ProbeInput;
 use crate::ski::model::Ski;
 
 /// The one set of probes of a SKI-style estimate (log determinant and traces alike).
@@ -73,12 +74,12 @@ impl<K: Kernel + Clone + Send + Sync> GpModel for Ski<K> {
     /// The SLQ estimate (one batched CG on `[y | z₁..z_t]`) and, if requested, the
     /// Hutchinson gradient from the same probes; given probes are `n × t`.
     fn lml(&self, request: &LmlRequest) -> Result<LmlEstimate> {
-        let probes = match (&request.probes, single_probe_set(&request.probes)) {
-            (_, Some(given)) => given.clone(),
-            (ProbeSource::Seed(seed), None) => self.draw_probes(*seed)?,
-            _ => self.draw_probes(self.options.estimator.seed)?,
+        let input = match (&request.probes, single_probe_set(&request.probes)) {
+            (_, Some(given)) => ProbeInput::Given(given.clone()),
+            (ProbeSource::Seed(seed), None) => ProbeInput::Seed(*seed),
+            _ => ProbeInput::Seed(self.options.estimator.seed),
         };
-        self.estimate(probes, request.gradient)
+        self.estimate(input, request.gradient)
     }
 
     fn has_exact_lml(&self) -> bool {
@@ -120,7 +121,11 @@ impl<K: Kernel + Clone + Send + Sync> std::fmt::Display for Ski<K> {
                 o.grid.scheme.name()
             ),
             format!(
-                "CG, {} probes, tolerance {:e} (likelihood) / {:e} (mean) / {:e} (variances)",
+                "CG{}, {} probes, tolerance {:e} (likelihood) / {:e} (mean) / {:e} (variances)",
+                match o.preconditioner_rank {
+                    0 => String::new(),
+                    k => format!(" (pivoted-Cholesky rank {k})"),
+                },
                 o.estimator.probes,
                 o.krylov.tolerance,
                 o.krylov.prediction_tolerance,

@@ -58,6 +58,9 @@ struct OptionsRecord {
     krylov: KrylovRecord,
     #[serde(flatten)]
     estimator: EstimatorRecord,
+    /// Absent from files written before the option existed (rank 0, as those models were).
+    #[serde(default)]
+    preconditioner_rank: usize,
 }
 
 impl From<&SkiOptions> for OptionsRecord {
@@ -66,6 +69,7 @@ impl From<&SkiOptions> for OptionsRecord {
             grid: (&o.grid).into(),
             krylov: o.krylov.into(),
             estimator: o.estimator.into(),
+            preconditioner_rank: o.preconditioner_rank,
         }
     }
 }
@@ -76,6 +80,7 @@ impl From<OptionsRecord> for SkiOptions {
             grid: o.grid.into(),
             krylov: o.krylov.into(),
             estimator: o.estimator.into(),
+            preconditioner_rank: o.preconditioner_rank,
         }
     }
 }

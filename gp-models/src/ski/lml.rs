@@ -20,12 +20,22 @@ use std::time::Instant;
 use faer::Mat;
 use gp_kernels::Kernel;
 use gp_linalg::{LinearOperator, TransposeOperator};
-use gp_solvers::{slq_log_det_from_cg, solve_with_probes, CgOptions, ProbeOptions, Probes};
+use gp_solvers::{
+    slq_log_det_from_cg, solve_with_probes, CgOptions, Preconditioner, ProbeOptions, Probes,
+};
 
 use crate::cg_report::{check_breakdown, mean_and_std_error, solve_report};
 use crate::core::{LmlEstimate, PhaseTimes};
 use crate::error::{ModelError, Result};
 use crate::ski::model::Ski;
+
+/// Where the probes of an estimate come from.
+pub(crate) enum ProbeInput {
+    /// Drawn from this seed for the model's preconditioner.
+    Seed(u64),
+    /// Chosen by the caller (refused when the model is preconditioned).
+    Given(Probes),
+}
 
 /// `½ log 2π`.
 const HALF_LN_2PI: f64 = 0.918_938_533_204_672_8;
@@ -40,13 +50,14 @@ impl<K: Kernel> Ski<K> {
         self.lml_and_grad_estimate_with_seed(self.options.estimator.seed)
     }
 
-    /// As [`lml_and_grad_estimate`](Self::lml_and_grad_estimate) with `t` Rademacher probes
-    /// drawn from `seed` (`t` = [`SkiOptions::estimator.probes`](crate::EstimatorSettings::probes)).
+    /// As [`lml_and_grad_estimate`](Self::lml_and_grad_estimate) with `t` probes drawn from
+    /// `seed` (`t` = [`SkiOptions::estimator.probes`](crate::EstimatorSettings::probes)):
+    /// Rademacher without a preconditioner, `N(0, P)` with one.
     ///
-    /// Errors as [`lml_and_grad_estimate_with_probes`](Self::lml_and_grad_estimate_with_probes).
+    /// Errors as [`lml_and_grad_estimate_with_probes`](Self::lml_and_grad_estimate_with_probes),
+    /// and those of [`preconditioner`](Self::preconditioner).
     pub fn lml_and_grad_estimate_with_seed(&self, seed: u64) -> Result<LmlEstimate> {
-        let probes = self.draw_probes(seed)?;
-        self.estimate(probes, true)
+        self.estimate(ProbeInput::Seed(seed), true)
     }
 
     /// The estimate with caller-chosen probes (`n × t`, `E[zzᵀ] = I` for unbiased
@@ -55,37 +66,62 @@ impl<K: Kernel> Ski<K> {
     /// [module documentation](crate::ski::lml) for the formulas. The gradient is in the
     /// order of [`param_names`](Self::param_names).
     ///
-    /// Errors: [`ModelError::LengthMismatch`] for probes with the wrong number of rows,
+    /// Errors: [`ModelError::InvalidOption`] when the model is preconditioned
+    /// ([`SkiOptions::preconditioner_rank`](crate::SkiOptions::preconditioner_rank) `> 0`:
+    /// its estimates need probes with `E[zzᵀ] = P`, drawn by the model itself),
+    /// [`ModelError::LengthMismatch`] for probes with the wrong number of rows,
     /// [`ModelError::CgBreakdown`], [`ModelError::Solver`] for a non-positive Ritz value,
     /// [`ModelError::UnsupportedKernel`] if the kernel's hyperparameters are not
     /// `[log ℓ_0, …, log ℓ_{d−1}, log σ_f²]`.
     pub fn lml_and_grad_estimate_with_probes(&self, probes: Probes) -> Result<LmlEstimate> {
-        self.estimate(probes, true)
+        self.estimate(ProbeInput::Given(probes), true)
     }
 
     /// The estimate of the log marginal likelihood only (the gradient fields are empty),
     /// with the probes of the seed.
     ///
-    /// Errors as [`lml_and_grad_estimate_with_probes`](Self::lml_and_grad_estimate_with_probes),
+    /// Errors as [`lml_and_grad_estimate_with_seed`](Self::lml_and_grad_estimate_with_seed),
     /// except for the hyperparameter layout.
     pub fn lml_estimate(&self) -> Result<LmlEstimate> {
-        let probes = self.draw_probes(self.options.estimator.seed)?;
-        self.estimate(probes, false)
+        self.estimate(ProbeInput::Seed(self.options.estimator.seed), false)
     }
 
-    pub(crate) fn draw_probes(&self, seed: u64) -> Result<Probes> {
+    /// [`SkiOptions::estimator.probes`](crate::EstimatorSettings::probes) probes drawn from
+    /// `seed` for the preconditioner `precond` (Rademacher without one, `N(0, P)` with one).
+    fn draw_probes(&self, seed: u64, precond: Option<&dyn Preconditioner>) -> Result<Probes> {
         let opts = ProbeOptions {
             count: self.options.estimator.probes,
             seed,
             ..ProbeOptions::default()
         };
-        Ok(Probes::generate(self.n_train(), None, &opts)?)
+        Ok(Probes::generate(self.n_train(), precond, &opts)?)
     }
 
-    pub(crate) fn estimate(&self, probes: Probes, with_grad: bool) -> Result<LmlEstimate> {
+    pub(crate) fn estimate(&self, input: ProbeInput, with_grad: bool) -> Result<LmlEstimate> {
         let start = Instant::now();
         let mut times = PhaseTimes::default();
         let n = self.n_train();
+
+        let phase = Instant::now();
+        let precond = self.preconditioner()?;
+        let precond_dyn = precond.map(|p| p as &dyn Preconditioner);
+        times.preconditioner = phase.elapsed();
+
+        let phase = Instant::now();
+        let probes = match input {
+            ProbeInput::Seed(seed) => self.draw_probes(seed, precond_dyn)?,
+            ProbeInput::Given(_) if precond.is_some() => {
+                return Err(ModelError::InvalidOption {
+                    name: "SkiOptions::preconditioner_rank",
+                    reason: "a preconditioned SKI estimate draws its own probes from N(0, P) of \
+                             its pivoted-Cholesky preconditioner P, so caller-chosen probes \
+                             cannot be used; set the rank to 0 to pass probes, or give a seed"
+                        .into(),
+                });
+            }
+            ProbeInput::Given(probes) => probes,
+        };
+        times.probes = phase.elapsed();
         if probes.dim() != n {
             return Err(ModelError::LengthMismatch {
                 context: "SKI probes (one row per training point)",
@@ -113,7 +149,7 @@ impl<K: Kernel> Ski<K> {
                 .min(self.options.krylov.max_iterations),
             ..CgOptions::default()
         };
-        let solve = solve_with_probes(&op, self.y.as_mat(), None, probes, &cg_options)?;
+        let solve = solve_with_probes(&op, self.y.as_mat(), precond_dyn, probes, &cg_options)?;
         check_breakdown(&solve.cg, "the SKI log-likelihood solve on [y | probes]")?;
         times.solve = phase.elapsed();
 
@@ -175,7 +211,7 @@ impl<K: Kernel> Ski<K> {
             data_fit,
             log_det,
             solve: solve_report(&solve.cg),
-            preconditioner_rank: 0,
+            preconditioner_rank: precond.map_or(0, |p| p.rank()),
             times,
         })
     }

@@ -4,6 +4,7 @@ use std::sync::{Arc, OnceLock};
 
 use faer::{Col, ColRef, Mat, MatRef};
 use gp_kernels::Kernel;
+use gp_linalg::LowRankPlusDiagonal;
 use gp_structured::{InterpolationOptions, InterpolationWeights, RegularGrid};
 
 use crate::core::likelihood::{
@@ -14,6 +15,7 @@ use crate::error::{ModelError, Result};
 use crate::grid::kernel::GridKernel;
 use crate::grid::love::LoveMemo;
 use crate::grid::memory::SkiMemory;
+use crate::ski::columns::SkiKernelColumns;
 use crate::ski::operator::SkiOperator;
 use crate::ski::options::SkiOptions;
 use crate::validate::{check_grid_dims, check_kernel_params, check_noise, check_training_data};
@@ -74,6 +76,8 @@ pub struct Ski<K> {
     pub(crate) w: Arc<InterpolationWeights>,
     pub(crate) grid_kernel: GridKernel,
     pub(crate) cache: OnceLock<std::result::Result<MeanCache, ModelError>>,
+    /// The preconditioner of [`preconditioner`](Self::preconditioner), built on first use.
+    pub(crate) precond: OnceLock<std::result::Result<Option<LowRankPlusDiagonal>, ModelError>>,
     /// The LOVE cache the last LOVE prediction built.
     pub(crate) love_memo: LoveMemo,
 }
@@ -179,6 +183,7 @@ impl<K: Kernel + Clone> Ski<K> {
             w: Arc::new(w),
             grid_kernel,
             cache: OnceLock::new(),
+            precond: OnceLock::new(),
             love_memo: LoveMemo::default(),
         })
     }
@@ -220,6 +225,7 @@ impl<K: Kernel + Clone> Ski<K> {
             w: Arc::clone(&self.w),
             grid_kernel,
             cache: OnceLock::new(),
+            precond: OnceLock::new(),
             love_memo: LoveMemo::default(),
         })
     }
@@ -259,6 +265,29 @@ impl<K: Kernel> Ski<K> {
     /// The SKI operator `K̂ = W K_G Wᵀ + σ²I` (`n × n`, matrix free).
     pub fn operator(&self) -> SkiOperator<'_> {
         SkiOperator::from_parts(&self.w, self.grid_kernel.operator(), self.noise_variance)
+    }
+
+    /// The pivoted-Cholesky preconditioner `L Lᵀ + σ²I` of `K̂` of rank
+    /// [`SkiOptions::preconditioner_rank`] (at most `n`), built on first use and shared by
+    /// the likelihood and the prediction solves; `None` when the rank is 0 or there are no
+    /// training points.
+    ///
+    /// Errors: a pivoted-Cholesky factorization that fails
+    /// ([`ModelError::Solver`](crate::ModelError::Solver)); the same error on every call.
+    pub fn preconditioner(&self) -> Result<Option<&LowRankPlusDiagonal>> {
+        let built = self.precond.get_or_init(|| {
+            let rank = self.options.preconditioner_rank.min(self.n_train());
+            if rank == 0 {
+                return Ok(None);
+            }
+            SkiKernelColumns::new(&self.w, &self.grid_kernel)?
+                .preconditioner(rank, self.noise_variance)
+                .map(Some)
+        });
+        match built {
+            Ok(p) => Ok(p.as_ref()),
+            Err(e) => Err(e.clone()),
+        }
     }
 
     /// Number of training points `n`.

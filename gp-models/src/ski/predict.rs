@@ -1,5 +1,8 @@
 //! Predictions of a [`Ski`] model.
 //!
+//! Every solve with `K̂` uses the model's [`preconditioner`](Ski::preconditioner) when
+//! [`SkiOptions::preconditioner_rank`](crate::SkiOptions::preconditioner_rank) is positive.
+//!
 //! * Mean `μ(x*) = w*ᵀ a` with the grid cache `a = K_G Wᵀ α`, `α = K̂⁻¹y` (one CG solve to
 //!   [`SkiOptions::krylov.prediction_tolerance`](crate::KrylovSettings::prediction_tolerance), on first
 //!   use, cached): `O(4^d)` per test point.
@@ -14,7 +17,7 @@
 use faer::{Col, Mat, MatRef};
 use gp_kernels::Kernel;
 use gp_linalg::{LinearOperator, TransposeOperator};
-use gp_solvers::{cg, CgOptions};
+use gp_solvers::{cg, CgOptions, Preconditioner};
 
 use crate::cg_report::{check_breakdown, solve_report};
 use crate::core::predict::{with_noise, VARIANCE_BLOCK};
@@ -38,7 +41,8 @@ impl<K: Kernel> Ski<K> {
         let cached = self.cache.get_or_init(|| {
             let op = self.operator();
             let options = self.prediction_cg_options(self.options.krylov.prediction_tolerance);
-            let res = cg(&op, self.y.as_mat(), None, &options)?;
+            let precond = self.preconditioner()?.map(|p| p as &dyn Preconditioner);
+            let res = cg(&op, self.y.as_mat(), precond, &options)?;
             check_breakdown(&res, "the SKI solve for α = K̂⁻¹y")?;
             let report = solve_report(&res);
             let alpha = res.solution.col(0).to_owned();
@@ -102,10 +106,11 @@ impl<K: Kernel> Ski<K> {
         let wst = transposed_block(ws, start, len);
         let kg_wst = self.grid_kernel.operator().apply_block(wst.as_ref())?;
         let rhs = self.w.apply_block(kg_wst.as_ref())?;
+        let precond = self.preconditioner()?.map(|p| p as &dyn Preconditioner);
         let res = cg(
             &self.operator(),
             rhs.as_ref(),
-            None,
+            precond,
             &self.prediction_cg_options(self.options.krylov.variance_tolerance),
         )?;
         check_breakdown(&res, "the SKI variance solves K̂⁻¹ W K_G W*ᵀ")?;

@@ -196,6 +196,8 @@ fn options(m: usize) -> SkiOptions {
             probes: 1,
             ..EstimatorSettings::default()
         },
+        // Plain CG, the SKI baseline of the GSGP paper.
+        preconditioner_rank: 0,
     }
 }
 

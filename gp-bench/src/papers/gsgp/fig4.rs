@@ -359,6 +359,8 @@ fn options(m: usize, prediction_tolerance: f64, plan: &Plan, seed: u64) -> SkiOp
             seed,
             ..EstimatorSettings::default()
         },
+        // Plain CG, the SKI baseline of the GSGP paper.
+        preconditioner_rank: 0,
     }
 }
 

@@ -217,6 +217,8 @@ pub fn streamed_run(
                 probes: 1,
                 ..EstimatorSettings::default()
             },
+            // Plain CG, the SKI baseline of the GSGP paper.
+            preconditioner_rank: 0,
         };
         progress.set_message("GSGP mean solve".to_string());
         let run: Result<MeanRun, BenchError> =

@@ -484,6 +484,8 @@ impl Table1 {
                     probes: 1,
                     ..EstimatorSettings::default()
                 },
+                // Plain CG, the SKI baseline of the GSGP paper.
+                preconditioner_rank: 0,
             };
             let ski = ski_mean(h, x.as_ref(), y.as_ref(), &opts)
                 .map(|r| r.0)
