@@ -273,7 +273,7 @@ impl<K: Kernel> Ski<K> {
     /// training points.
     ///
     /// Errors: a pivoted-Cholesky factorization that fails
-    /// ([`ModelError::Solver`](crate::ModelError::Solver)); the same error on every call.
+    /// ([`ModelError::Solver`]); the same error on every call.
     pub fn preconditioner(&self) -> Result<Option<&LowRankPlusDiagonal>> {
         let built = self.precond.get_or_init(|| {
             let rank = self.options.preconditioner_rank.min(self.n_train());
