@@ -27,7 +27,10 @@ pub struct SkiCovariance<'a, K> {
 
 impl<'a, K: Kernel> SkiCovariance<'a, K> {
     /// The covariance of `ski` at its current hyperparameters, without a preconditioner
-    /// (as the SKI model's own [`lml_and_grad_estimate`](Ski::lml_and_grad_estimate)).
+    /// (as the SKI model's own [`lml_and_grad_estimate`](Ski::lml_and_grad_estimate) at the
+    /// default [`SkiOptions::preconditioner_rank`](crate::SkiOptions::preconditioner_rank)
+    /// of 0; this covariance takes its preconditioner from
+    /// [`with_options`](Self::with_options), not from the model's options).
     ///
     /// Errors with [`ModelError::UnsupportedKernel`] when the grid kernel has no Kronecker
     /// derivatives (a kernel that is not separable on the grid).
