@@ -54,6 +54,8 @@ impl KroneckerEigen {
             let evd = f
                 .self_adjoint_eigen(Side::Lower)
                 .map_err(|_| LinalgError::EigenNoConvergence { n })?;
+            // faer's eigensolver leaves the upper vector state dirty: see this function.
+            gp_linalg::simd::clear_upper_vector_state();
             let s = evd.S().column_vector();
             values.push((0..n).map(|i| s[i]).collect());
             vectors.push(evd.U().to_owned());

@@ -73,6 +73,8 @@ pub fn gaussian_mixture(options: &MixtureOptions) -> Result<MixtureData, BenchEr
         let evd = aat
             .self_adjoint_eigen(Side::Lower)
             .map_err(|_| gp_linalg::LinalgError::EigenNoConvergence { n: d })?;
+        // faer's eigensolver leaves the upper vector state dirty: see this function.
+        gp_linalg::simd::clear_upper_vector_state();
         let u = evd.U().to_owned();
         let lambda: Vec<f64> = (0..d).map(|_| rng.random_range(0.001..0.1)).collect();
         let l = Mat::from_fn(d, d, |i, j| u[(i, j)] * lambda[j].sqrt());

@@ -103,6 +103,8 @@ impl AxisBasis {
         let evd = k
             .self_adjoint_eigen(Side::Lower)
             .map_err(|_| ModelError::Linalg(LinalgError::EigenNoConvergence { n: m }))?;
+        // faer's eigensolver leaves the upper vector state dirty: see this function.
+        gp_linalg::simd::clear_upper_vector_state();
         let s = evd.S().column_vector();
         let u = evd.U();
         let mut order: Vec<usize> = (0..m).collect();

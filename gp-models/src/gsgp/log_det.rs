@@ -370,6 +370,8 @@ fn dense_factor(c: &[f64], sqrt_scale: f64) -> Result<Mat<f64>> {
     let evd = t
         .self_adjoint_eigen(Side::Lower)
         .map_err(|_| ModelError::Linalg(LinalgError::EigenNoConvergence { n: ml }))?;
+    // faer's eigensolver leaves the upper vector state dirty: see this function.
+    gp_linalg::simd::clear_upper_vector_state();
     let values = evd.S().column_vector();
     let vectors = evd.U();
     let max = (0..ml).map(|i| values[i]).fold(0.0f64, f64::max);
