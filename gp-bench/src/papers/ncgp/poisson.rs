@@ -225,12 +225,11 @@ fn log_predictive(mean: f64, variance: f64, y: f64, log_factorial: f64) -> f64 {
 
 /// `eˣ` from [`exp_nonpositive`] (`1 / e⁻ˣ` for `x > 0`: one more rounding; `∞` from
 /// `x > 708` on, where `exp` overflows only past 709.78, which changes nothing here: such a
-/// rate makes its node's term `−∞` or `−10³⁰⁷`, both nothing beside the others). The rule's `exp` calls go to this Rust version rather
-/// than the platform's: on an Intel Xeon (family 6, model 207) glibc's `exp` ran about 16×
-/// slower inside this loop than alone (its SSE-encoded entry and return stalled in perf's
-/// profile, the mark of an SSE/AVX transition with dirty upper register state left by
-/// earlier vector code), which made this experiment 85 s instead of 5–9 s; AMD hosts do not
-/// stall. The values agree to a few ulp.
+/// rate makes its node's term `−∞` or `−10³⁰⁷`, both nothing beside the others). The rule
+/// calls `exp` 2001 times per test point, and this inlined Rust version is cheaper than the
+/// platform call; it also never met the glibc stall after faer's eigensolver on Intel CPUs
+/// (see `gp_linalg::simd::clear_upper_vector_state`), which made this experiment 85 s
+/// instead of 6 s on a Xeon. The values agree to a few ulp.
 fn exp_any_sign(x: f64) -> f64 {
     if x <= 0.0 {
         exp_nonpositive(x)
