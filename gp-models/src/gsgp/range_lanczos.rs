@@ -9,6 +9,7 @@
 //! breakdown is detected as reliably as in plain Lanczos.
 
 use faer::Mat;
+use gp_linalg::vector::{axpy, dot};
 use gp_solvers::factorized::WeightSpaceSystem;
 use gp_solvers::{LanczosStatus, SymTridiagonal};
 
@@ -19,10 +20,6 @@ pub(crate) struct RangeLanczos {
     pub(crate) p_hat: Mat<f64>,
     pub(crate) tridiagonal: SymTridiagonal,
     pub(crate) status: LanczosStatus,
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// `k_max` steps with full re-orthogonalization (twice) from `W v̂`; `v̂` must have
@@ -44,7 +41,7 @@ pub(crate) fn range_lanczos(
     };
     let (mut a_cur, mut s_cur) = (vec![0.0; m], vec![0.0; m]);
     b(v_hat, &mut a_cur, &mut s_cur)?;
-    let norm = dot(v_hat, &s_cur).max(0.0).sqrt();
+    let norm = dot(v_hat, &s_cur)?.max(0.0).sqrt();
     let mut q: Vec<Vec<f64>> = Vec::with_capacity(k_max);
     let mut p: Vec<Vec<f64>> = Vec::with_capacity(k_max);
     let (mut diagonal, mut off) = (Vec::new(), Vec::new());
@@ -62,7 +59,7 @@ pub(crate) fn range_lanczos(
         let j = q.len() - 1;
         // w = Â q̂_j (the hat part of K̂ q_j); α_j = ⟨q_j, K̂ q_j⟩ = P̂_jᵀ w.
         let mut w = a_cur.clone();
-        let alpha = dot(&p[j], &w);
+        let alpha = dot(&p[j], &w)?;
         if !alpha.is_finite() {
             status = LanczosStatus::NonFinite;
             break;
@@ -73,12 +70,14 @@ pub(crate) fn range_lanczos(
         }
         for _ in 0..2 {
             for (qi, pi) in q.iter().zip(&p) {
-                let c = dot(pi, &w);
-                w.iter_mut().zip(qi).for_each(|(wv, qv)| *wv -= c * qv);
+                // gp_linalg's kernels: the naive `zip().sum()` dot is one dependency chain,
+                // which made this loop latency-bound instead of bandwidth-bound at large m.
+                let c = dot(pi, &w)?;
+                axpy(-c, qi, &mut w)?;
             }
         }
         b(&w, &mut a_new, &mut s_new)?;
-        let beta_sq = dot(&s_new, &w);
+        let beta_sq = dot(&s_new, &w)?;
         if !beta_sq.is_finite() {
             status = LanczosStatus::NonFinite;
             break;
