@@ -17,8 +17,14 @@
 //! (`O(n F d)`).
 
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef};
+use faer::{Accum, ColMut, Mat, MatRef, Par};
 use gp_linalg::parallelism_for;
+use rayon::prelude::*;
+
+/// Flops of gemm that take about as long as one `f64::sin_cos` (~20 ns against ~38 GFLOP/s),
+/// so that [`parallelism_for`] splits the `n F` sines and cosines once they take about a
+/// millisecond.
+const SIN_COS_FLOPS: f64 = 500.0;
 
 /// `cos Z` and `sin Z` for the frequencies of the largest evaluation: every evaluation with
 /// fewer (nested) frequencies takes its columns from these, so the `n F` sines and cosines
@@ -41,16 +47,22 @@ impl Trig {
         let par = parallelism_for(2.0 * (n * f * x.ncols()) as f64);
         matmul(sin.as_mut(), Accum::Replace, x, omega.transpose(), 1.0, par);
         let mut cos = Mat::<f64>::zeros(n, f);
-        for q in 0..f {
-            for (zi, ci) in sin
-                .col_as_slice_mut(q)
-                .iter_mut()
-                .zip(cos.col_as_slice_mut(q))
-            {
+        let column = |(z, c): (ColMut<'_, f64>, ColMut<'_, f64>)| {
+            for (zi, ci) in z.iter_mut().zip(c.iter_mut()) {
                 let (s, c) = zi.sin_cos();
                 *ci = c;
                 *zi = s;
             }
+        };
+        // Column by column, so the values do not depend on the split. One libm `sin_cos`
+        // takes about as long as `SIN_COS_FLOPS` flops of gemm: in the RR-SLQ bias figure
+        // (`reproduce rtgps --only bias`) these calls were ~20% of the run on one thread.
+        match parallelism_for(SIN_COS_FLOPS * (n * f) as f64) {
+            Par::Seq => sin.col_iter_mut().zip(cos.col_iter_mut()).for_each(column),
+            Par::Rayon(_) => sin
+                .par_col_iter_mut()
+                .zip(cos.par_col_iter_mut())
+                .for_each(column),
         }
         Self { omega, cos, sin }
     }
