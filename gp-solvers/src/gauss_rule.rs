@@ -188,14 +188,25 @@ mod tests {
             )
             .unwrap_or_else(|e| panic!("{e}"));
             let rule = t.gauss_rule().unwrap_or_else(|e| panic!("{e}"));
-            let mut pairs: Vec<(f64, f64)> =
-                rule.nodes.iter().map(|l| l / scale).zip(rule.weights).collect();
-            let mut expected: Vec<(f64, f64)> =
-                base.nodes.iter().copied().zip(base.weights.iter().copied()).collect();
+            let mut pairs: Vec<(f64, f64)> = rule
+                .nodes
+                .iter()
+                .map(|l| l / scale)
+                .zip(rule.weights)
+                .collect();
+            let mut expected: Vec<(f64, f64)> = base
+                .nodes
+                .iter()
+                .copied()
+                .zip(base.weights.iter().copied())
+                .collect();
             pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
             expected.sort_by(|a, b| a.0.total_cmp(&b.0));
             for ((l, w), (le, we)) in pairs.iter().zip(&expected) {
-                assert!((l - le).abs() < 1e-13 * le.abs(), "scale {scale}: node {l} vs {le}");
+                assert!(
+                    (l - le).abs() < 1e-13 * le.abs(),
+                    "scale {scale}: node {l} vs {le}"
+                );
                 assert!((w - we).abs() < 1e-13, "scale {scale}: weight {w} vs {we}");
             }
         }
