@@ -70,8 +70,7 @@ pub(crate) fn range_lanczos(
         }
         for _ in 0..2 {
             for (qi, pi) in q.iter().zip(&p) {
-                // gp_linalg's kernels: the naive `zip().sum()` dot is one dependency chain,
-                // which made this loop latency-bound instead of bandwidth-bound at large m.
+                // Bound by memory bandwidth at large m: each pass reads all of Q and P.
                 let c = dot(pi, &w)?;
                 axpy(-c, qi, &mut w)?;
             }
