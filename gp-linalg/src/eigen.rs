@@ -4,11 +4,28 @@ use faer::diag::Diag;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::evd::{self_adjoint_evd, self_adjoint_evd_scratch, ComputeEigenvectors};
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Col, Mat, MatRef};
+use faer::linalg::solvers::SelfAdjointEigen;
+use faer::{Accum, Col, Mat, MatRef, Side};
 
 use crate::error::{LinalgError, Result};
 use crate::par::{parallelism, parallelism_for};
+use crate::simd::clear_upper_vector_state;
 use crate::validate::{check_finite_mat, check_square};
+
+/// faer's `self_adjoint_eigen` of the lower triangle of `a` (eigenvalues in nondecreasing
+/// order; faer's own parallelism, so the same bits as calling faer directly), with a typed
+/// error, followed by [`clear_upper_vector_state`]: faer 0.24's eigensolver returns with the
+/// upper vector state dirty, which makes every later glibc `exp` stall on Intel CPUs. Call
+/// faer's eigensolvers only through this function or [`SymmetricEigen::new`].
+///
+/// Errors with [`LinalgError::EigenNoConvergence`] (naming the number of rows of `a`).
+pub fn self_adjoint_eigen(a: MatRef<'_, f64>) -> Result<SelfAdjointEigen<f64>> {
+    let evd = a
+        .self_adjoint_eigen(Side::Lower)
+        .map_err(|_| LinalgError::EigenNoConvergence { n: a.nrows() });
+    clear_upper_vector_state();
+    evd
+}
 
 /// The eigendecomposition `A = V diag(λ) Vᵀ` of a symmetric matrix, eigenvalues in
 /// ascending order and orthonormal eigenvectors in the columns of `V`.
@@ -56,7 +73,7 @@ impl SymmetricEigen {
         ));
         let mut s = Diag::<f64>::zeros(n);
         let mut vectors = Mat::<f64>::zeros(n, n);
-        self_adjoint_evd(
+        let result = self_adjoint_evd(
             a,
             s.as_mut(),
             Some(vectors.as_mut()),
@@ -64,7 +81,9 @@ impl SymmetricEigen {
             MemStack::new(&mut mem),
             Default::default(),
         )
-        .map_err(|_| LinalgError::EigenNoConvergence { n })?;
+        .map_err(|_| LinalgError::EigenNoConvergence { n });
+        clear_upper_vector_state();
+        result?;
         let raw = s.column_vector();
         // Entries near f64::MAX can overflow inside the algorithm.
         if (0..n).any(|i| !raw[i].is_finite()) || !vectors.is_all_finite() {

@@ -116,10 +116,11 @@ fn detect() -> SimdLevel {
 /// Executes `vzeroupper` on x86-64 CPUs with AVX; a no-op elsewhere. Cheap (a few cycles):
 /// call it once per tile, not per element.
 ///
-/// Also call it after faer's `self_adjoint_eigen` (0.24), which returns with the upper halves
-/// of the vector registers dirty: until other vector code clears them, every call of glibc's
-/// SSE-encoded `exp` wrapper stalls on Intel CPUs (7 → 183 ns per `exp` measured on a Xeon,
-/// family 6 model 207; AMD CPUs do not stall).
+/// [`eigen::self_adjoint_eigen`](crate::eigen::self_adjoint_eigen) and
+/// [`SymmetricEigen::new`](crate::SymmetricEigen::new) call it after faer's eigensolver (0.24),
+/// which returns with the upper halves of the vector registers dirty: until other vector code
+/// clears them, every call of glibc's SSE-encoded `exp` wrapper stalls on Intel CPUs
+/// (7 → 183 ns per `exp` measured on a Xeon, family 6 model 207; AMD CPUs do not stall).
 #[inline]
 pub fn clear_upper_vector_state() {
     #[cfg(target_arch = "x86_64")]

@@ -8,7 +8,7 @@
 //! factor eigenvector matrices, never formed.
 
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Col, ColMut, ColRef, Mat, MatMut, MatRef, Side};
+use faer::{Accum, Col, ColMut, ColRef, Mat, MatMut, MatRef};
 use gp_linalg::validate::{check_finite_mat, check_finite_slice, check_shape, check_square};
 use gp_linalg::{parallelism, LinalgError, LinearOperator};
 
@@ -51,11 +51,7 @@ impl KroneckerEigen {
         for f in factors {
             let n = check_square(*f, "KroneckerEigen factor")?;
             check_finite_mat(*f, "KroneckerEigen factor")?;
-            let evd = f
-                .self_adjoint_eigen(Side::Lower)
-                .map_err(|_| LinalgError::EigenNoConvergence { n })?;
-            // faer's eigensolver leaves the upper vector state dirty: see this function.
-            gp_linalg::simd::clear_upper_vector_state();
+            let evd = gp_linalg::eigen::self_adjoint_eigen(*f)?;
             let s = evd.S().column_vector();
             values.push((0..n).map(|i| s[i]).collect());
             vectors.push(evd.U().to_owned());

@@ -4,7 +4,7 @@
 //! `λ_d ~ U(0.001, 0.1)`. The mixture comes from `mixture_seed` (fixed across runs in the
 //! paper); the samples from `sample_seed`.
 
-use faer::{Mat, Side};
+use faer::Mat;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -70,11 +70,7 @@ pub fn gaussian_mixture(options: &MixtureOptions) -> Result<MixtureData, BenchEr
     for _ in 0..c {
         let a = Mat::from_fn(d, d, |_, _| rng.random::<f64>());
         let aat = &a * a.transpose();
-        let evd = aat
-            .self_adjoint_eigen(Side::Lower)
-            .map_err(|_| gp_linalg::LinalgError::EigenNoConvergence { n: d })?;
-        // faer's eigensolver leaves the upper vector state dirty: see this function.
-        gp_linalg::simd::clear_upper_vector_state();
+        let evd = gp_linalg::eigen::self_adjoint_eigen(aat.as_ref())?;
         let u = evd.U().to_owned();
         let lambda: Vec<f64> = (0..d).map(|_| rng.random_range(0.001..0.1)).collect();
         let l = Mat::from_fn(d, d, |i, j| u[(i, j)] * lambda[j].sqrt());

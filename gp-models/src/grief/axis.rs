@@ -36,7 +36,7 @@
 use std::sync::OnceLock;
 
 use faer::linalg::matmul::matmul;
-use faer::{Accum, ColRef, Mat, MatRef, Par, Side};
+use faer::{Accum, ColRef, Mat, MatRef, Par};
 use gp_linalg::LinalgError;
 
 use crate::error::{ModelError, Result};
@@ -100,11 +100,7 @@ impl AxisBasis {
         let k = Mat::from_fn(m, m, |a, b| {
             se(points[a], points[b], lengthscale) + if a == b { AXIS_JITTER } else { 0.0 }
         });
-        let evd = k
-            .self_adjoint_eigen(Side::Lower)
-            .map_err(|_| ModelError::Linalg(LinalgError::EigenNoConvergence { n: m }))?;
-        // faer's eigensolver leaves the upper vector state dirty: see this function.
-        gp_linalg::simd::clear_upper_vector_state();
+        let evd = gp_linalg::eigen::self_adjoint_eigen(k.as_ref())?;
         let s = evd.S().column_vector();
         let u = evd.U();
         let mut order: Vec<usize> = (0..m).collect();

@@ -66,8 +66,8 @@
 //! (nothing when `r ≤ m`, as with dense factors only).
 
 use faer::linalg::matmul::matmul;
-use faer::{Accum, ColMut, ColRef, Mat, MatMut, MatRef, Par, Side};
-use gp_linalg::{LinalgError, LinearOperator, SparseOperator, TransposeOperator, Transposed};
+use faer::{Accum, ColMut, ColRef, Mat, MatMut, MatRef, Par};
+use gp_linalg::{LinearOperator, SparseOperator, TransposeOperator, Transposed};
 use gp_structured::kronecker::kronecker_matmat;
 use gp_structured::toeplitz_root::{find_embedding, CirculantRoot};
 use gp_structured::StencilGram;
@@ -367,11 +367,7 @@ impl LogDetFactor {
 fn dense_factor(c: &[f64], sqrt_scale: f64) -> Result<Mat<f64>> {
     let ml = c.len();
     let t = Mat::from_fn(ml, ml, |i, j| c[i.abs_diff(j)]);
-    let evd = t
-        .self_adjoint_eigen(Side::Lower)
-        .map_err(|_| ModelError::Linalg(LinalgError::EigenNoConvergence { n: ml }))?;
-    // faer's eigensolver leaves the upper vector state dirty: see this function.
-    gp_linalg::simd::clear_upper_vector_state();
+    let evd = gp_linalg::eigen::self_adjoint_eigen(t.as_ref())?;
     let values = evd.S().column_vector();
     let vectors = evd.U();
     let max = (0..ml).map(|i| values[i]).fold(0.0f64, f64::max);
