@@ -22,7 +22,9 @@
 //!   triangular solves.
 //! * Vector kernels ([`vector`]): `dot`, `axpy`, `scale`, `norm2`, `norm_inf`, sequential
 //!   below [`vector::PARALLEL_THRESHOLD`] elements and rayon-parallel above; column-wise dots,
-//!   column norms and Gram matrices of blocks.
+//!   column norms and Gram matrices of blocks; [`projection::project_out`], one classical
+//!   Gram–Schmidt pass against a stored basis (the Lanczos re-orthogonalization), split over
+//!   fixed row blocks so that it runs on all threads with thread-count-independent bits.
 //! * Input checks ([`validate`]) and the error type ([`error`]) shared by the workspace.
 //! * The parallelism of dense routines is a setting ([`set_parallelism`]), sequential by
 //!   default.
@@ -54,6 +56,7 @@ pub mod growing_cholesky;
 pub mod low_rank;
 pub mod operator;
 pub mod par;
+pub mod projection;
 pub mod scaled;
 pub mod shifted;
 pub mod simd;

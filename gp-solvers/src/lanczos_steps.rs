@@ -5,8 +5,8 @@
 //! KMCG on a large grid uses it as its Krylov basis with `N × P` storage only (`Q`, no
 //! `Z = A Q`): `QᵀAQ = T` and `(AQ)ᵀ(AQ) = T² + β_j² e_j e_jᵀ` follow from the coefficients.
 
-use faer::linalg::matmul::matmul;
-use faer::{Accum, ColMut, ColRef, MatMut, MatRef};
+use faer::{ColMut, ColRef, MatRef};
+use gp_linalg::projection::project_out;
 use gp_linalg::LinearOperator;
 
 use crate::cg::kernels::{axpy, dot, norm2};
@@ -168,27 +168,9 @@ impl<'a> LanczosSolver<'a> {
             axpy(-beta_prev, q_prev, &mut self.w);
         }
         let qm = MatRef::from_column_major_slice(&self.q, n, j + 1);
-        self.coeffs.resize(j + 1, 0.0);
-        let c = &mut self.coeffs[..];
-        let par = gp_linalg::parallelism();
         let mut before = norm2(&self.w);
         for _ in 0..2 {
-            matmul(
-                MatMut::from_column_major_slice_mut(c, j + 1, 1),
-                Accum::Replace,
-                qm.transpose(),
-                MatRef::from_column_major_slice(&self.w, n, 1),
-                1.0,
-                par,
-            );
-            matmul(
-                MatMut::from_column_major_slice_mut(&mut self.w, n, 1),
-                Accum::Add,
-                qm,
-                MatRef::from_column_major_slice(c, j + 1, 1),
-                -1.0,
-                par,
-            );
+            project_out(qm, qm, &mut self.w, &mut self.coeffs)?;
             let after = norm2(&self.w);
             if after >= before * std::f64::consts::FRAC_1_SQRT_2 {
                 break;

@@ -161,8 +161,8 @@ impl<'a> EflaSolver<'a> {
             return Ok(Some(st.report(j, alpha, None)));
         }
         for _ in 0..2 {
-            st.basis.coefficients(Some(&st.p_hat), w, dot(g, w), cw);
-            st.basis.subtract(w, &mut cw);
+            st.basis.coefficients(Some(&st.p_hat), w, dot(g, w), cw)?;
+            st.basis.subtract(w, &mut cw)?;
         }
         // The only products of the step.
         self.ops.b(w, &mut self.s_new, &mut self.p_new)?;

@@ -141,8 +141,8 @@ impl<'a> FlaSolver<'a> {
             if pass > 0 {
                 ops.s(w, sw)?;
             }
-            st.basis.coefficients(None, sw, dot(g, w), cw);
-            st.basis.subtract(w, &mut cw);
+            st.basis.coefficients(None, sw, dot(g, w), cw)?;
+            st.basis.subtract(w, &mut cw)?;
         }
         // β_j = ‖w‖ with its own S product.
         ops.s(w, sw)?;

@@ -3,7 +3,8 @@
 //! off-diagonal test (the step state is in `lanczos_state`).
 
 use faer::linalg::matmul::matmul;
-use faer::{Accum, ColRef, Mat, MatMut, MatRef};
+use faer::{Accum, ColRef, Mat, MatRef};
+use gp_linalg::projection::{add_block_combination, block_dots};
 use gp_linalg::LinearOperator;
 
 use super::system::{check_system, Products, StartVector};
@@ -179,36 +180,33 @@ impl Basis {
     ///
     /// `lhsᵀ rhs` gives the first term: `lhs = P̂ = S Q̂` with `rhs = ŵ` (EFLA, no product)
     /// or `lhs = Q̂` (`None`) with `rhs = S ŵ` (FLA).
-    pub(crate) fn coefficients(&mut self, lhs: Option<&[f64]>, rhs: &[f64], gw: f64, cw: f64) {
+    pub(crate) fn coefficients(
+        &mut self,
+        lhs: Option<&[f64]>,
+        rhs: &[f64],
+        gw: f64,
+        cw: f64,
+    ) -> Result<()> {
         let (m, k) = (self.m, self.len());
         let lhs = lhs.unwrap_or(&self.q);
-        self.coeffs.clear();
-        self.coeffs.resize(k, 0.0);
-        matmul(
-            MatMut::from_column_major_slice_mut(&mut self.coeffs, k, 1),
-            Accum::Replace,
-            MatRef::from_column_major_slice(&lhs[..m * k], m, k).transpose(),
-            MatRef::from_column_major_slice(rhs, m, 1),
-            1.0,
-            gp_linalg::parallelism(),
-        );
+        block_dots(
+            MatRef::from_column_major_slice(&lhs[..m * k], m, k),
+            rhs,
+            &mut self.coeffs,
+        )?;
         for ((lam, &l), &d) in self.coeffs.iter_mut().zip(&self.l).zip(&self.d) {
             *lam += cw * l + d * (gw + cw);
         }
+        Ok(())
     }
 
     /// `ŵ −= Q̂ λ`, `c_w −= dᵀλ` for the coefficients of [`coefficients`](Self::coefficients).
-    pub(crate) fn subtract(&self, w: &mut [f64], cw: &mut f64) {
+    pub(crate) fn subtract(&self, w: &mut [f64], cw: &mut f64) -> Result<()> {
         let (m, k) = (self.m, self.len());
-        matmul(
-            MatMut::from_column_major_slice_mut(w, m, 1),
-            Accum::Add,
-            MatRef::from_column_major_slice(&self.q, m, k),
-            MatRef::from_column_major_slice(&self.coeffs, k, 1),
-            -1.0,
-            gp_linalg::parallelism(),
-        );
+        let q = MatRef::from_column_major_slice(&self.q, m, k);
+        add_block_combination(q, &self.coeffs, -1.0, w)?;
         *cw -= dot(&self.d, &self.coeffs);
+        Ok(())
     }
 }
 
