@@ -23,10 +23,9 @@ pub(crate) struct RangeLanczos {
     pub(crate) status: LanczosStatus,
 }
 
-/// `k_max` steps with full re-orthogonalization (once, twice when the first pass removed
-/// much; see the loop) from `W v̂`; `v̂` must have
-/// `v̂ᵀ S v̂ > 0`. Stops early when `β ≤ tol · ‖K̂ q_j‖` (estimated from `α`, `β`) or on a
-/// non-finite value.
+/// `k_max` steps with full re-orthogonalization (one pass, two when the first removed much;
+/// see the loop) from `W v̂`; `v̂` must have `v̂ᵀ S v̂ > 0`. Stops early when
+/// `β ≤ tol · ‖K̂ q_j‖` (estimated from `α`, `β`) or on a non-finite value.
 pub(crate) fn range_lanczos(
     system: &dyn WeightSpaceSystem,
     v_hat: &[f64],
