@@ -4,7 +4,10 @@
 //! machine (`gp-bench bench cholesky`), rayon speeds up cubic-cost factorizations about 1.4×
 //! from n ≈ 1000 on (Cholesky: 8.2 → 5.6 ms at n = 1000, 339 → 234 ms at n = 4000), but
 //! products with a vector or a thin block are memory bound, where one thread already
-//! saturates bandwidth and rayon only adds overhead.
+//! saturates bandwidth and rayon only adds overhead. (That holds on the AMD reference hosts.
+//! On an Intel Xeon host one thread streams 12–13 GB/s and two 20–21 GB/s, so the passes that
+//! stream large bases, [`projection`](crate::projection) and the FOM sweeps, split fixed row
+//! blocks over rayon themselves, with sums that do not depend on the thread count.)
 //!
 //! The default is therefore [`ParallelismSetting::Auto`]: [`parallelism`] (used by cheap,
 //! bandwidth-bound calls) answers [`Par::Seq`], and [`parallelism_for`] (used by the
