@@ -68,6 +68,20 @@ fn parallel(m: usize, j: usize) -> bool {
     m * j >= PARALLEL_VALUES && rayon::current_num_threads() > 1
 }
 
+/// `f((b, chunk))` on every `size`-long chunk `b` of `data`, on rayon's threads or in order.
+fn each_block(
+    data: &mut [f64],
+    size: usize,
+    parallel: bool,
+    f: impl Fn((usize, &mut [f64])) + Sync + Send,
+) {
+    if parallel {
+        data.par_chunks_mut(size).enumerate().for_each(f);
+    } else {
+        data.chunks_mut(size).enumerate().for_each(f);
+    }
+}
+
 /// `out = Pᵀ w` for `P` of `m × j` and `w` of length `m` (`out` resized to `j`): the blocks'
 /// partial products `P_bᵀ w_b`, summed in block order.
 ///
@@ -98,11 +112,7 @@ pub fn block_dots(p: MatRef<'_, f64>, w: &[f64], out: &mut Vec<f64>) -> Result<(
             Par::Seq,
         );
     };
-    if parallel(m, j) {
-        partials.par_chunks_mut(j).enumerate().for_each(partial);
-    } else {
-        partials.chunks_mut(j).enumerate().for_each(partial);
-    }
+    each_block(&mut partials, j, parallel(m, j), partial);
     for block in partials.chunks(j) {
         out.iter_mut().zip(block).for_each(|(c, v)| *c += v);
     }
