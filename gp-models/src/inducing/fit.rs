@@ -376,7 +376,13 @@ mod tests {
         let want_rhs = &phi_t * b.as_mat();
         for weights in [Some(w.as_slice()), None] {
             let (mut gram, mut rhs) = (start.clone(), Mat::<f64>::zeros(m, 1));
-            add_gram_and_rhs(gram.as_mut(), rhs.as_mut(), kux.as_ref(), weights, b.as_ref());
+            add_gram_and_rhs(
+                gram.as_mut(),
+                rhs.as_mut(),
+                kux.as_ref(),
+                weights,
+                b.as_ref(),
+            );
             let (want_gram, want_rhs) = match weights {
                 Some(_) => (want_gram.clone(), want_rhs.clone()),
                 None => (&start + &kux * kux.transpose(), &kux * b.as_mat()),
