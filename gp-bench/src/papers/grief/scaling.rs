@@ -6,6 +6,8 @@
 //!
 //! Every time is the median of several repetitions after one warm-up run, with the range
 //! over the repetitions beside it; the machine is shared, so the ratios are what to read.
+//! The sizes a ratio compares are timed in round-robin order (every size once per round), so
+//! that a slow spell of the machine does not land on one of them only.
 //! The statistics of check 9 and the `O(p)` sampler of check 12 come from a random Gaussian
 //! `Φ₀` of `n₀` rows and `y₀ ~ N(0, I)`: the statistics at `n = k n₀` are exactly those of `Φ₀`
 //! and `y₀` stacked `k` times (`A = k Φ₀ᵀΦ₀`, `r = k Φ₀ᵀy₀`, `yᵀy = k y₀ᵀy₀`), so `n` reaches
@@ -201,19 +203,25 @@ impl Timing {
     }
 }
 
-/// Runs `f` once to warm up, then `reps` times; the timing and the last result.
-fn time_reps<T>(
+/// Times `f` on every item in round-robin order, one warm-up round and then `reps` rounds
+/// (each round runs every item once), so that a slow spell of the shared machine hits every
+/// item alike instead of deciding a ratio between them: per item, the timing and the last
+/// result.
+fn time_round_robin<C, T>(
     reps: usize,
-    mut f: impl FnMut() -> Result<T, BenchError>,
-) -> Result<(Timing, T), BenchError> {
-    let mut last = f()?;
-    let mut times = Vec::with_capacity(reps.max(1));
+    items: &[C],
+    mut f: impl FnMut(&C) -> Result<T, BenchError>,
+) -> Result<Vec<(Timing, T)>, BenchError> {
+    let mut last = items.iter().map(&mut f).collect::<Result<Vec<T>, _>>()?;
+    let mut times = vec![Vec::with_capacity(reps.max(1)); items.len()];
     for _ in 0..reps.max(1) {
-        let start = Instant::now();
-        last = f()?;
-        times.push(start.elapsed().as_secs_f64());
+        for ((item, slot), item_times) in items.iter().zip(&mut last).zip(&mut times) {
+            let start = Instant::now();
+            *slot = f(item)?;
+            item_times.push(start.elapsed().as_secs_f64());
+        }
     }
-    Ok((Timing::of(&mut times), last))
+    Ok(times.iter_mut().map(|t| Timing::of(t)).zip(last).collect())
 }
 
 /// `|a/b − 1| ≤ FLAT_TOLERANCE`.
@@ -546,11 +554,13 @@ fn phi_against_grid(p: &Plan, seed: u64, out: &mut ExperimentOutput) -> Result<V
     let x = uniform_inputs(p.phi_n, p.phi_d, -r, r, &mut rng);
     let ell = 1.0;
     let mut table = Table::new(["m̄", "m = m̄^d", "grid + eig + Alg. 1 + Φ", "vs m̄ = 10"]);
-    let mut by_grid = Vec::new();
-    for &mbar in &p.phi_mbars {
-        let (t, phi) = time_reps(p.phi_reps, || build_phi(x.as_ref(), mbar, ell, p.phi_p))?;
-        by_grid.push((mbar, t, phi.ncols(), phi.is_all_finite()));
-    }
+    let by_grid: Vec<_> = time_round_robin(p.phi_reps, &p.phi_mbars, |&mbar| {
+        build_phi(x.as_ref(), mbar, ell, p.phi_p)
+    })?
+    .into_iter()
+    .zip(&p.phi_mbars)
+    .map(|((t, phi), &mbar)| (mbar, t, phi.ncols(), phi.is_all_finite()))
+    .collect();
     let t0 = by_grid.first().map_or(f64::NAN, |r| r.1.median);
     for &(mbar, t, _, _) in &by_grid {
         table.row([
@@ -563,7 +573,7 @@ fn phi_against_grid(p: &Plan, seed: u64, out: &mut ExperimentOutput) -> Result<V
     out.tables.push(NamedTable {
         title: format!(
             "Check 10: Φ build time against the grid, d = {}, n = {}, p = {}, ℓ = {ell} (median of \
-             {} reps)",
+             {} round-robin reps)",
             p.phi_d, p.phi_n, p.phi_p, p.phi_reps
         ),
         table,
@@ -581,10 +591,16 @@ fn phi_against_grid(p: &Plan, seed: u64, out: &mut ExperimentOutput) -> Result<V
     ));
 
     let mut table = Table::new(["d", "m̄ = 10: Φ build", "time / d", "form"]);
+    let inputs: Vec<_> = p
+        .phi_ds
+        .iter()
+        .map(|&d| uniform_inputs(p.phi_n, d, -r, r, &mut rng))
+        .collect();
+    let timed = time_round_robin(p.phi_reps, &inputs, |x| {
+        build_phi(x.as_ref(), 10, ell, p.phi_p)
+    })?;
     let mut by_d = Vec::new();
-    for &d in &p.phi_ds {
-        let x = uniform_inputs(p.phi_n, d, -r, r, &mut rng);
-        let (t, _) = time_reps(p.phi_reps, || build_phi(x.as_ref(), 10, ell, p.phi_p))?;
+    for (&d, (t, _)) in p.phi_ds.iter().zip(timed) {
         by_d.push((d, t));
         table.row([
             d.to_string(),
@@ -806,35 +822,46 @@ fn huge_grids(p: &Plan, seed: u64, out: &mut ExperimentOutput) -> Result<Value, 
     }))
 }
 
-/// Time per iteration of MALA over the `p̃` weights and the noise with the `O(p)` LML.
-fn ortho_mala_time(
-    stats: &GriefStats,
-    iterations: usize,
-    reps: usize,
-) -> Result<(Timing, f64), BenchError> {
-    let fit = OrthoFit::new(stats, &OrthoOptions::default())?;
-    let k = fit.rank();
-    let mut priors = vec![LogNormal::from_mode_variance(1.0, 100.0)?; k];
-    priors.push(LogNormal::from_mode_variance(0.5, 0.04)?);
-    let options = MalaOptions {
-        iterations,
-        burn_in: 0,
-        thin: iterations.max(1),
-        initial_step: 1e-4,
-        adapt: AdaptPolicy::Fixed,
-        seed: 1,
-    };
-    let (t, acc) = time_reps(reps, || {
-        let mut target = LogSpaceTarget::new(priors.clone(), |x: &[f64]| {
-            let (l, mut dw, dn) = fit.lml_and_gradients(&x[..k], x[k])?;
+/// MALA over the `p̃` weights and the noise with the `O(p)` LML, set up (the `O(p³)`
+/// orthogonalisation done) and ready to be timed.
+struct OrthoMala {
+    fit: OrthoFit,
+    priors: Vec<LogNormal>,
+    options: MalaOptions,
+}
+
+impl OrthoMala {
+    fn new(stats: &GriefStats, iterations: usize) -> Result<Self, BenchError> {
+        let fit = OrthoFit::new(stats, &OrthoOptions::default())?;
+        let mut priors = vec![LogNormal::from_mode_variance(1.0, 100.0)?; fit.rank()];
+        priors.push(LogNormal::from_mode_variance(0.5, 0.04)?);
+        let options = MalaOptions {
+            iterations,
+            burn_in: 0,
+            thin: iterations.max(1),
+            initial_step: 1e-4,
+            adapt: AdaptPolicy::Fixed,
+            seed: 1,
+        };
+        Ok(Self {
+            fit,
+            priors,
+            options,
+        })
+    }
+
+    /// One run of the sampler; its acceptance rate.
+    fn run(&self) -> Result<f64, BenchError> {
+        let k = self.fit.rank();
+        let mut target = LogSpaceTarget::new(self.priors.clone(), |x: &[f64]| {
+            let (l, mut dw, dn) = self.fit.lml_and_gradients(&x[..k], x[k])?;
             dw.push(dn);
             Ok((l, dw))
         });
         let start = target.prior_mode();
-        let run = mala(|u: &[f64]| target.evaluate(u), &start, &options)?;
+        let run = mala(|u: &[f64]| target.evaluate(u), &start, &self.options)?;
         Ok(run.acceptance_rate)
-    })?;
-    Ok((t.per(iterations), acc))
+    }
 }
 
 /// Check 12.
@@ -844,10 +871,15 @@ fn mala_against_n(p: &Plan, seed: u64, out: &mut ExperimentOutput) -> Result<Val
     // The O(p) path on stacked random statistics.
     let n0 = p.mala_ns.first().copied().unwrap_or(1000).min(2 * p.mala_p);
     let base = random_stats(n0, p.mala_p, seed.wrapping_add(12))?;
+    let all_stats: Vec<GriefStats> = p.mala_ns.iter().map(|&n| stacked(&base, n)).collect();
+    let samplers = all_stats
+        .iter()
+        .map(|stats| OrthoMala::new(stats, p.mala_iters))
+        .collect::<Result<Vec<_>, _>>()?;
+    let timed = time_round_robin(p.mala_reps, &samplers, OrthoMala::run)?;
     let mut ortho = Vec::new();
-    for &n in &p.mala_ns {
-        let stats = stacked(&base, n);
-        let (t, acc) = ortho_mala_time(&stats, p.mala_iters, p.mala_reps)?;
+    for (stats, (t, acc)) in all_stats.iter().zip(timed) {
+        let t = t.per(p.mala_iters);
         table.row([
             "MALA, O(p) orthogonalised LML".into(),
             fmt_n(stats.n),
@@ -862,16 +894,16 @@ fn mala_against_n(p: &Plan, seed: u64, out: &mut ExperimentOutput) -> Result<Val
         ortho.push((stats.n, t));
     }
     // GP-GRIEF-I (`Grief::sample_weights`, Woodbury O(p³) per step) on fitted models.
-    let mut type_one = Vec::new();
     let mut rng = ChaCha8Rng::seed_from_u64(seed.wrapping_add(120));
+    let d = p.type_one_d;
+    let mut models = Vec::new();
     for &n in &p.type_one_ns {
-        let d = p.type_one_d;
         let x = uniform_inputs(n, d, 0.0, 1.0, &mut rng);
         let y = Col::from_fn(n, |i| {
             (6.0 * x[(i, 0)]).sin() + 0.1 * rng.sample::<f64, _>(StandardNormal)
         });
         let kernel = SquaredExponential::isotropic(d, 0.3, 1.0)?;
-        let model = Grief::fit(
+        models.push(Grief::fit(
             kernel,
             x.as_ref(),
             y.as_ref(),
@@ -885,21 +917,24 @@ fn mala_against_n(p: &Plan, seed: u64, out: &mut ExperimentOutput) -> Result<Val
                 cap_to_grid: true,
                 ..GriefOptions::default()
             },
-        )?;
-        let options = GriefSamplerOptions {
-            mala: MalaOptions {
-                iterations: p.type_one_iters,
-                burn_in: 0,
-                thin: p.type_one_iters.max(1),
-                initial_step: 0.05,
-                adapt: AdaptPolicy::Fixed,
-                seed: 1,
-            },
-            ..GriefSamplerOptions::default()
-        };
-        let (t, acc) = time_reps(p.mala_reps, || {
-            Ok(model.sample_weights(&options)?.run.acceptance_rate)
-        })?;
+        )?);
+    }
+    let options = GriefSamplerOptions {
+        mala: MalaOptions {
+            iterations: p.type_one_iters,
+            burn_in: 0,
+            thin: p.type_one_iters.max(1),
+            initial_step: 0.05,
+            adapt: AdaptPolicy::Fixed,
+            seed: 1,
+        },
+        ..GriefSamplerOptions::default()
+    };
+    let timed = time_round_robin(p.mala_reps, &models, |model| {
+        Ok(model.sample_weights(&options)?.run.acceptance_rate)
+    })?;
+    let mut type_one = Vec::new();
+    for ((&n, model), (t, acc)) in p.type_one_ns.iter().zip(&models).zip(timed) {
         let t = t.per(p.type_one_iters);
         let pp = model.eigenfunctions();
         table.row([
@@ -919,7 +954,7 @@ fn mala_against_n(p: &Plan, seed: u64, out: &mut ExperimentOutput) -> Result<Val
         title: format!(
             "Check 12: time per MALA iteration against n (setup excluded for the O(p) sampler; \
              GP-GRIEF-I includes its O(n d) model copy; fixed steps, the cost of an iteration \
-             does not depend on acceptance), median of {} runs",
+             does not depend on acceptance), median of {} round-robin runs",
             p.mala_reps
         ),
         table,
