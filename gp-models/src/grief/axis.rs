@@ -189,7 +189,16 @@ impl AxisBasis {
     /// The cross-covariance `K_XU = [k(x_r, u_a)]` (`b × m̄`) for the coordinates `x`.
     pub fn cross_covariance(&self, x: ColRef<'_, f64>) -> Mat<f64> {
         let l = self.lengthscale;
-        Mat::from_fn(x.nrows(), self.len(), |r, a| se(x[r], self.points[a], l))
+        let xs: Vec<f64> = x.iter().copied().collect();
+        let mut k = Mat::zeros(xs.len(), self.len());
+        // Column by column over contiguous slices: the same `se` per entry as an indexed
+        // fill, without its per-entry index arithmetic.
+        for (a, &u) in self.points.iter().enumerate() {
+            for (out, &xr) in k.col_as_slice_mut(a).iter_mut().zip(&xs) {
+                *out = se(xr, u, l);
+            }
+        }
+        k
     }
 
     /// `dK_XU / d log ℓ = K_XU ⊙ ((x − u)/ℓ)²` (`b × m̄`).
