@@ -120,7 +120,10 @@ fn plan(size: RunSize) -> Plan {
             huge: (100, 100, 2500, 1000),
             mala_p: 1000,
             mala_ns: vec![10_000, 1_000_000],
-            mala_iters: 200,
+            // About 30 µs per iteration: 2000 make a timed run of ~60 ms, so one scheduler
+            // tick or VM stall (a few ms) moves it by a few percent; with 200 (6 ms runs) the
+            // n = 10⁶ median read 42.7 µs against a 30.0 µs minimum in one quiet run.
+            mala_iters: 2000,
             type_one_p: 500,
             type_one_d: 3,
             type_one_ns: vec![2000, 8000],
@@ -143,7 +146,7 @@ fn plan(size: RunSize) -> Plan {
             huge: (100, 100, 2500, 1000),
             mala_p: 1000,
             mala_ns: vec![10_000, 1_000_000],
-            mala_iters: 500,
+            mala_iters: 5000,
             type_one_p: 1000,
             type_one_d: 3,
             type_one_ns: vec![10_000, 40_000],
