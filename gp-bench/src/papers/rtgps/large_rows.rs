@@ -196,7 +196,7 @@ impl Experiment for LargeRows {
             // H13 holds where CG runs its full 100 iterations; on a small subset it
             // converges earlier and the ratio is not the paper's quantity.
             let ratio = per_step[1] / per_step[0];
-            let deep = iterations[0] >= 99.0;
+            let deep = super::cg_ran_full_depth(iterations[0]);
             let paper_ratio = paper.map_or("—".into(), |(cg, rr)| format!("{:.3}", rr / cg));
             let measured = format!(
                 "RR-CG / CG(100) time per step on {label}: {ratio:.2} ({:.1} vs {:.1} iterations; \

@@ -45,6 +45,13 @@ pub fn paper() -> Paper {
 /// `softplus(0) = ln 2` (the noise adds its floor 1e-4).
 pub(crate) const GPYTORCH_START: f64 = std::f64::consts::LN_2;
 
+/// Whether CG(100) ran its full depth, judged by its mean iterations per step: H13 compares
+/// RR-CG (`E[max(J₁, J₂)] ≈ 109.5`) with CG at 100 iterations, so where CG converges earlier
+/// (small subsets) the two do equal work and their ratio is not H13's quantity.
+pub(crate) fn cg_ran_full_depth(cg_mean_iterations: f64) -> bool {
+    cg_mean_iterations >= 99.0
+}
+
 /// The mean Krylov iterations (or other work) per Adam step of a training run (the start
 /// is not a step).
 pub(crate) fn mean_work_per_step(steps: &[gp_models::objective::TrainingStep]) -> f64 {
