@@ -399,42 +399,29 @@ fn lml_against_n(p: &Plan, seed: u64, out: &mut ExperimentOutput) -> Result<Valu
         "Woodbury / O(p)",
         "LML (Woodbury)",
     ]);
-    // The n values are timed in round-robin order (one warm-up round, then `lml_reps`
-    // rounds), so a slow spell of the shared machine hits every n alike.
+    // Each path times the n values in round-robin order.
     let all: Vec<GriefStats> = p.lml_ns.iter().map(|&n| stacked(&base, n)).collect();
     let orthos = all
         .iter()
         .map(|s| OrthoFit::new(s, &OrthoOptions::default()))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut wood_times = vec![Vec::new(); all.len()];
-    let mut orth_times = vec![Vec::new(); all.len()];
-    let mut lmls = vec![f64::NAN; all.len()];
-    for round in 0..=p.lml_reps.max(1) {
-        for (i, (stats, ortho)) in all.iter().zip(&orthos).enumerate() {
-            let start = Instant::now();
-            let fit = WoodburyFit::new(stats, &w, noise)?;
-            let (lml, dw, dn) = fit.lml_and_gradients();
-            std::hint::black_box((dw, dn));
-            let t_wood = start.elapsed().as_secs_f64();
-            let wt = vec![1.0; ortho.rank()];
-            let start = Instant::now();
-            for _ in 0..p.ortho_batch {
-                let (l, dw, dn) = ortho.lml_and_gradients(&wt, noise)?;
-                std::hint::black_box((l, dw, dn));
-            }
-            let t_orth = start.elapsed().as_secs_f64() / p.ortho_batch.max(1) as f64;
-            if round > 0 {
-                wood_times[i].push(t_wood);
-                orth_times[i].push(t_orth);
-            }
-            lmls[i] = lml;
+    let wood_runs = time_round_robin(p.lml_reps, &all, |stats| {
+        let fit = WoodburyFit::new(stats, &w, noise)?;
+        let (lml, dw, dn) = fit.lml_and_gradients();
+        std::hint::black_box((dw, dn));
+        Ok(lml)
+    })?;
+    let orth_runs = time_round_robin(p.lml_reps, &orthos, |ortho| {
+        let wt = vec![1.0; ortho.rank()];
+        for _ in 0..p.ortho_batch {
+            let (l, dw, dn) = ortho.lml_and_gradients(&wt, noise)?;
+            std::hint::black_box((l, dw, dn));
         }
-    }
+        Ok(())
+    })?;
     let mut rows = Vec::new();
-    for (i, &n) in p.lml_ns.iter().enumerate() {
-        let wood = Timing::of(&mut wood_times[i]);
-        let orth = Timing::of(&mut orth_times[i]);
-        let lml = lmls[i];
+    for ((&n, &(wood, lml)), (orth, ())) in p.lml_ns.iter().zip(&wood_runs).zip(orth_runs) {
+        let orth = orth.per(p.ortho_batch);
         table.row([
             fmt_n(n),
             wood.cell(),
