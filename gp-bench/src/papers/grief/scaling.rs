@@ -6,6 +6,10 @@
 //!
 //! Every time is the median of several repetitions after one warm-up run, with the range
 //! over the repetitions beside it; the machine is shared, so the ratios are what to read.
+//! The checks judge ratios of the fastest repetitions ([`Timing::best`]): a run on a shared
+//! VM can only be slowed by interruptions, never sped up, so the minimum estimates the cost
+//! (as Python's `timeit` advises), while a median of a few runs still moved by 0.74–1.10× on
+//! an `n`-independent evaluation whose runs were bimodal (12–14 ms or 19–22 ms).
 //! The sizes a ratio compares are timed in round-robin order (every size once per round), so
 //! that a slow spell of the machine does not land on one of them only.
 //! The statistics of check 9 and the `O(p)` sampler of check 12 come from a random Gaussian
@@ -156,7 +160,7 @@ fn plan(size: RunSize) -> Plan {
     }
 }
 
-/// Wall times of repeated runs: the median and the range.
+/// Wall times of repeated runs: the median and the range (the minimum is what checks judge).
 #[derive(Debug, Clone, Copy)]
 struct Timing {
     median: f64,
@@ -190,6 +194,12 @@ impl Timing {
             min: self.min / k,
             max: self.max / k,
         }
+    }
+
+    /// The fastest repetition: the cost with the fewest interruptions, which the checks'
+    /// ratios compare (see the module documentation).
+    fn best(self) -> f64 {
+        self.min
     }
 
     fn cell(self) -> String {
@@ -348,12 +358,15 @@ impl Experiment for Scaling {
         raw.insert("mala".into(), mala_against_n(&p, ctx.seed, &mut out)?);
         ctx.progress.inc(1);
 
-        out.notes.push(
+        out.notes.push(format!(
             "Times are medians over the repetitions after one warm-up run, with the range (min – \
              max) in parentheses; the machine is shared with other jobs, so single numbers are \
-             noisy and the ratios are what the checks judge. Linear algebra runs on one thread."
-                .into(),
-        );
+             noisy and the ratios are what the checks judge. The flatness, growth and speed-up \
+             checks compare the fastest repetitions: interruptions only add time, so the minimum \
+             is the estimate of the cost least moved by them (the check 11 pipeline's absolute \
+             {PIPELINE_TARGET_SECONDS} s target keeps the median). Linear algebra runs on one \
+             thread."
+        ));
         out.notes.push(format!(
             "The statistics of checks 9 and 12 (O(p) sampler) come from a random Gaussian Φ₀ of \
              n₀ = {} rows and y₀ ~ N(0, I); at n = k·n₀ they are exactly the statistics of Φ₀ and \
@@ -426,7 +439,7 @@ fn lml_against_n(p: &Plan, seed: u64, out: &mut ExperimentOutput) -> Result<Valu
             fmt_n(n),
             wood.cell(),
             orth.cell(),
-            format!("{:.0}×", wood.median / orth.median),
+            format!("{:.0}×", wood.best() / orth.best()),
             format!("{lml:.6e}"),
         ]);
         rows.push((n, wood, orth, lml));
@@ -435,31 +448,32 @@ fn lml_against_n(p: &Plan, seed: u64, out: &mut ExperimentOutput) -> Result<Valu
         (Some(a), Some(b)) => (*a, *b),
         _ => return Ok(Value::Null),
     };
-    let wood_ratio = last.1.median / first.1.median;
-    let orth_ratio = last.2.median / first.2.median;
+    let wood_ratio = last.1.best() / first.1.best();
+    let orth_ratio = last.2.best() / first.2.best();
     let min_speedup = rows
         .iter()
-        .map(|r| r.1.median / r.2.median)
+        .map(|r| r.1.best() / r.2.best())
         .fold(f64::INFINITY, f64::min);
     let finite = rows.iter().all(|r| r.3.is_finite());
     out.tables.push(NamedTable {
         title: format!(
             "Check 9: LML + all p + 1 gradients per evaluation against n, p = {} (median of {} \
-             reps, range in parentheses; O(p) times per evaluation over batches of {})",
+             reps, range in parentheses; O(p) times per evaluation over batches of {}; the ratio \
+             is of the fastest reps)",
             p.lml_p, p.lml_reps, p.ortho_batch
         ),
         table,
     });
     let mut targets = Table::new(["criterion", "ours", "target", "met?"]);
     let (na, nb) = (fmt_n(first.0), fmt_n(last.0));
-    let c1 = flat(last.1.median, first.1.median);
+    let c1 = flat(last.1.best(), first.1.best());
     targets.row([
         format!("Woodbury time, n = {nb} vs {na}"),
         format!("{wood_ratio:.2}×"),
         "within ±20%".into(),
         yes_no(c1),
     ]);
-    let c2 = flat(last.2.median, first.2.median);
+    let c2 = flat(last.2.best(), first.2.best());
     targets.row([
         format!("O(p) time, n = {nb} vs {na}"),
         format!("{orth_ratio:.2}×"),
@@ -477,7 +491,7 @@ fn lml_against_n(p: &Plan, seed: u64, out: &mut ExperimentOutput) -> Result<Valu
         yes_no(c3),
     ]);
     out.tables.push(NamedTable {
-        title: "Check 9: criteria".into(),
+        title: "Check 9: criteria (ratios of the fastest reps)".into(),
         table: targets,
     });
     out.checks.push(Check::new(
@@ -551,24 +565,24 @@ fn phi_against_grid(p: &Plan, seed: u64, out: &mut ExperimentOutput) -> Result<V
     .zip(&p.phi_mbars)
     .map(|((t, phi), &mbar)| (mbar, t, phi.ncols(), phi.is_all_finite()))
     .collect();
-    let t0 = by_grid.first().map_or(f64::NAN, |r| r.1.median);
+    let t0 = by_grid.first().map_or(f64::NAN, |r| r.1.best());
     for &(mbar, t, _, _) in &by_grid {
         table.row([
             mbar.to_string(),
             format!("10^{:.1}", p.phi_d as f64 * (mbar as f64).log10()),
             t.cell(),
-            format!("{:.2}×", t.median / t0),
+            format!("{:.2}×", t.best() / t0),
         ]);
     }
     out.tables.push(NamedTable {
         title: format!(
             "Check 10: Φ build time against the grid, d = {}, n = {}, p = {}, ℓ = {ell} (median of \
-             {} round-robin reps)",
+             {} round-robin reps; \"vs m̄ = 10\" compares the fastest reps)",
             p.phi_d, p.phi_n, p.phi_p, p.phi_reps
         ),
         table,
     });
-    let growth = by_grid.last().map_or(f64::NAN, |r| r.1.median) / t0;
+    let growth = by_grid.last().map_or(f64::NAN, |r| r.1.best()) / t0;
     let last_mbar = p.phi_mbars.last().copied().unwrap_or(0);
     let grid_ok = growth <= MAX_GRID_GROWTH && by_grid.iter().all(|r| r.3);
     out.checks.push(Check::new(
@@ -615,7 +629,7 @@ fn phi_against_grid(p: &Plan, seed: u64, out: &mut ExperimentOutput) -> Result<V
         table,
     });
     let (d_ratio, lin) = match (by_d.first(), by_d.last()) {
-        (Some(a), Some(b)) => (b.1.median / a.1.median, b.0 as f64 / a.0 as f64),
+        (Some(a), Some(b)) => (b.1.best() / a.1.best(), b.0 as f64 / a.0 as f64),
         _ => (f64::NAN, f64::NAN),
     };
     out.checks.push(Check::new(
@@ -944,14 +958,15 @@ fn mala_against_n(p: &Plan, seed: u64, out: &mut ExperimentOutput) -> Result<Val
         title: format!(
             "Check 12: time per MALA iteration against n (setup excluded for the O(p) sampler; \
              GP-GRIEF-I includes its O(n d) model copy; fixed steps, the cost of an iteration \
-             does not depend on acceptance), median of {} round-robin runs",
+             does not depend on acceptance), median of {} round-robin runs; the checks compare \
+             the fastest runs",
             p.mala_reps
         ),
         table,
     });
     let judge = |v: &[(usize, Timing)]| -> Option<(usize, usize, f64)> {
         let (a, b) = (v.first()?, v.last()?);
-        Some((a.0, b.0, b.1.median / a.1.median))
+        Some((a.0, b.0, b.1.best() / a.1.best()))
     };
     let mut ratios = Vec::new();
     if let Some((na, nb, ratio)) = judge(&ortho) {
