@@ -32,6 +32,8 @@ struct Plan {
     exact_every: usize,
     /// Steps of the H13 timing at `E[J] ≈ 100` (CG(100) against RR-CG with J_min = 80).
     h13_steps: usize,
+    /// Round-robin rounds of the two H13 trainings; each keeps its fastest round.
+    h13_rounds: usize,
 }
 
 fn plan(size: RunSize) -> Plan {
@@ -41,18 +43,21 @@ fn plan(size: RunSize) -> Plan {
             steps: 40,
             exact_every: 10,
             h13_steps: 3,
+            h13_rounds: 1,
         },
         RunSize::Quick => Plan {
             n: 400,
             steps: 300,
             exact_every: 10,
             h13_steps: 20,
+            h13_rounds: 3,
         },
         RunSize::Full => Plan {
             n: 1000,
             steps: 500,
             exact_every: 5,
             h13_steps: 50,
+            h13_rounds: 3,
         },
     }
 }
@@ -106,6 +111,32 @@ fn train(
         result,
         mean_work,
     })
+}
+
+/// Trains with each estimator `rounds` times in round-robin order (every estimator once per
+/// round) and keeps each one's fastest run. A training is seeded, so its rounds do the same
+/// work; interruptions of the shared machine only add time, and round-robin order spreads a
+/// slow spell over both estimators instead of deciding their ratio (two single 20-step runs
+/// of ~15 ms steps read 0.97 and 1.33 for a ratio whose work alone is 1.08).
+fn fastest_of_rounds(
+    estimators: &[Estimator],
+    rounds: usize,
+    mut train_one: impl FnMut(&Estimator, usize) -> Result<Run, BenchError>,
+) -> Result<Vec<Run>, BenchError> {
+    let mut best: Vec<Run> = estimators
+        .iter()
+        .enumerate()
+        .map(|(i, e)| train_one(e, i))
+        .collect::<Result<_, _>>()?;
+    for _ in 1..rounds {
+        for (i, e) in estimators.iter().enumerate() {
+            let run = train_one(e, i)?;
+            if run.result.training_seconds < best[i].result.training_seconds {
+                best[i] = run;
+            }
+        }
+    }
+    Ok(best)
 }
 
 /// Training time per Adam step (the start is not a step).
@@ -194,22 +225,25 @@ impl Experiment for TrainingComparison {
             Estimator::Cg { iterations: 100 },
             Estimator::rr_cg_exp_decay(RR_LAMBDA, 80.min(p.n), p.n)?,
         ];
-        let mut deep_runs = Vec::new();
-        for (i, e) in deep.iter().enumerate() {
-            deep_runs.push(train(
+        let deep_runs = fastest_of_rounds(&deep, p.h13_rounds, |e, i| {
+            train(
                 &problem,
                 e,
                 Start::At(opt_kernel, opt_noise),
                 p.h13_steps,
                 None,
                 ctx.seed + 11 + i as u64,
-            )?);
-        }
+            )
+        })?;
         let d = problem.d();
         let chol = final_exact(&runs[0]);
         let chol_params = final_log_params(&runs[0]);
-        let mut deep_table =
-            Table::new(["method", "steps", "mean iterations / step", "time / step"]);
+        let mut deep_table = Table::new([
+            "method",
+            "steps",
+            "mean iterations / step",
+            "time / step (fastest round)",
+        ]);
         for run in &deep_runs {
             deep_table.row([
                 run.label.clone(),
@@ -256,8 +290,10 @@ impl Experiment for TrainingComparison {
             .zip(&chol_params)
             .map(|(a, b)| (a - b).abs())
             .fold(0.0, f64::max);
-        // H13 at E[J] ≈ J = 20: RR-CG's step costs its E[max(J₁, J₂)] iterations (at most;
-        // columns that converge stop) against CG's J.
+        // At E[J] ≈ J = 20 RR-CG's step costs its E[max(J₁, J₂)] iterations (at most; columns
+        // that converge stop; 27.3 in the quick run) against CG's 20: a work ratio of 1.36 alone,
+        // so H13's [1.0, 1.3] (stated at E[J] = 100) is not this setting's claim; reported
+        // as a note.
         let cost_ratio = seconds_per_step(rr) / seconds_per_step(cg);
         let (deep_cg, deep_rr) = (&deep_runs[0], &deep_runs[1]);
         let deep_ratio = seconds_per_step(deep_rr) / seconds_per_step(deep_cg);
@@ -270,13 +306,6 @@ impl Experiment for TrainingComparison {
                     deep_rr.mean_work, deep_cg.mean_work
                 ),
                 (1.0..=1.3).contains(&deep_ratio),
-            ),
-            Check::new(
-                format!(
-                    "H13: RR-CG (E[J] = 20.5) / CG(20) time per step in [1.0, 1.3]: {cost_ratio:.2} ({:.1} vs {:.1} iterations per step)",
-                    rr.mean_work, cg.mean_work
-                ),
-                (1.0..=1.3).contains(&cost_ratio),
             ),
             Check::new(
                 format!("H10: RR-CG's final exact loss within 0.01 of Cholesky's (gap {rr_gap:+.5})"),
@@ -329,6 +358,14 @@ impl Experiment for TrainingComparison {
             ],
             notes: vec![
                 "The exact loss is evaluated by Cholesky at the hyperparameters recorded after each step (its time is not in the training time). RR-CG: λ = 0.05, J_min = 1, J_max = n, two draws per step; CG and RR-CG without preconditioner (n < 2000, GPyTorch's rule).".into(),
+                format!(
+                    "RR-CG (E[J] = 20.5) / CG(20) time per step: {cost_ratio:.2} ({:.1} vs {:.1} iterations per step, a work ratio of {:.2}). Not a check: H13's [1.0, 1.3] is stated at E[J] = 100, where E[max(J₁, J₂)] = 109.5 is 1.1× J; at J_min = 1 the maximum of the two draws alone is the work ratio above.",
+                    rr.mean_work, cg.mean_work, rr.mean_work / cg.mean_work
+                ),
+                format!(
+                    "H13 at the paper's depth: each of the two trainings ran {} times in round-robin order; the table and the check use each one's fastest run (seeded, so every run does the same work).",
+                    p.h13_rounds
+                ),
             ],
             raw,
             curves: vec![Curve {
