@@ -168,6 +168,34 @@ impl Cholesky {
     /// [`JitterLadder::MAX_RUNGS`] rungs), and [`LinalgError::NotPositiveDefinite`] naming
     /// the largest jitter tried.
     pub fn with_jitter(a: MatRef<'_, f64>, ladder: &JitterLadder) -> Result<Self> {
+        Self::with_jitter_reusing(a, ladder, Mat::new())
+    }
+
+    /// [`with_jitter`](Self::with_jitter) that factors into `storage` when it is `n × n`
+    /// (its contents are overwritten; any other `storage` is dropped and a matrix
+    /// allocated), with the same result bit for bit. Repeated factorizations of one size,
+    /// such as the steps of a training loop, then reuse one buffer: a fresh `n × n` matrix
+    /// is mapped and zeroed page by page on first touch (737 MB at `n = 9600`), which on a
+    /// VM costs a good part of a second per factorization. Get the buffer back with
+    /// [`into_factor`](Self::into_factor).
+    ///
+    /// ```
+    /// use faer::mat;
+    /// use gp_linalg::{Cholesky, JitterLadder};
+    ///
+    /// let a = mat![[4.0, 2.0], [2.0, 3.0]];
+    /// let first = Cholesky::new(a.as_ref())?;
+    /// let again = Cholesky::with_jitter_reusing(a.as_ref(), &JitterLadder::default(), first.into_factor())?;
+    /// assert_eq!(again.factor(), Cholesky::new(a.as_ref())?.factor());
+    /// # Ok::<(), gp_linalg::LinalgError>(())
+    /// ```
+    ///
+    /// Errors: as [`with_jitter`](Self::with_jitter).
+    pub fn with_jitter_reusing(
+        a: MatRef<'_, f64>,
+        ladder: &JitterLadder,
+        storage: Mat<f64>,
+    ) -> Result<Self> {
         let n = check_square(a, "Cholesky factorization")?;
         ladder.validate()?;
         check_finite_mat(a, "the matrix to factor")?;
@@ -179,7 +207,14 @@ impl Cholesky {
         };
         let par = parallelism_for((n as f64).powi(3) / 3.0);
         let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f64>(n, par, Default::default()));
-        let mut l = Mat::<f64>::zeros(n, n);
+        // Only the lower triangle of `l` is read before it is written (the copy below), and
+        // the strict upper triangle is cleared at the end: a reused buffer gives the bits of
+        // a fresh one.
+        let mut l = if storage.nrows() == n && storage.ncols() == n {
+            storage
+        } else {
+            Mat::<f64>::zeros(n, n)
+        };
         let mut jitter = 0.0;
         let mut largest_tried = 0.0_f64;
         let mut jitters_tried = 0usize;
@@ -242,6 +277,12 @@ impl Cholesky {
     /// The lower-triangular factor `L` (its strict upper triangle is zero).
     pub fn factor(&self) -> MatRef<'_, f64> {
         self.l.as_ref()
+    }
+
+    /// The factor `L` as an owned matrix (strict upper triangle zero), for example to hand
+    /// its storage to [`with_jitter_reusing`](Self::with_jitter_reusing).
+    pub fn into_factor(self) -> Mat<f64> {
+        self.l
     }
 
     /// `log det(A + jitter·I) = 2 Σ log Lᵢᵢ`.

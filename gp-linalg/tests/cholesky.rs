@@ -17,6 +17,55 @@ fn spd_needs_no_jitter_and_reconstructs() {
     assert_close((l * l.transpose()).as_ref(), a.as_ref(), 1e-13, "L Lᵀ = A");
 }
 
+/// Bit patterns of a matrix, column by column.
+fn bits(m: faer::MatRef<'_, f64>) -> Vec<u64> {
+    m.col_iter()
+        .flat_map(|c| c.iter().map(|v| v.to_bits()).collect::<Vec<_>>())
+        .collect()
+}
+
+#[test]
+fn a_reused_buffer_gives_the_bits_of_a_fresh_factorization() {
+    let mut r = rng(64);
+    let n = 70;
+    let spd = rand_spd(&mut r, n);
+    let u = rand_mat(&mut r, n, 4);
+    // Rank 4: the ladder has to add jitter, so the loop refills the buffer.
+    let deficient = &u * u.transpose();
+    let ladder = JitterLadder::default();
+    for (name, a) in [("SPD", &spd), ("rank-deficient", &deficient)] {
+        let fresh = Cholesky::with_jitter(a.as_ref(), &ladder).unwrap();
+        // A buffer full of NaNs, an earlier factor of another matrix, and one of the wrong
+        // size (dropped) must all give the fresh factor exactly, strict upper triangle zero.
+        let buffers = [
+            Mat::from_fn(n, n, |_, _| f64::NAN),
+            Cholesky::new(rand_spd(&mut r, n).as_ref())
+                .unwrap()
+                .into_factor(),
+            Mat::from_fn(n + 1, n - 1, |_, _| 1.0),
+        ];
+        for storage in buffers {
+            let reused = Cholesky::with_jitter_reusing(a.as_ref(), &ladder, storage).unwrap();
+            assert_eq!(
+                reused.jitter().to_bits(),
+                fresh.jitter().to_bits(),
+                "{name}"
+            );
+            assert_eq!(
+                bits(reused.factor()),
+                bits(fresh.factor()),
+                "{name}: factor bits"
+            );
+        }
+    }
+    // An error leaves nothing half-done to observe, and says what failed.
+    let indefinite = Mat::from_fn(3, 3, |i, j| if i == j { -1.0 } else { 0.0 });
+    assert!(matches!(
+        Cholesky::with_jitter_reusing(indefinite.as_ref(), &ladder, Mat::zeros(3, 3)),
+        Err(LinalgError::NotPositiveDefinite { .. })
+    ));
+}
+
 #[test]
 fn rank_deficient_psd_succeeds_with_jitter() {
     let mut r = rng(62);

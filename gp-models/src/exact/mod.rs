@@ -7,6 +7,7 @@
 //!   [`GpModel`](crate::GpModel));
 //! * [`io`]: JSON save and load.
 
+mod evaluator;
 mod interface;
 pub mod io;
 mod lml;
@@ -15,6 +16,7 @@ pub mod model;
 pub mod options;
 pub mod predict;
 
+pub(crate) use evaluator::ExactEvaluator;
 pub use io::{EXACT_GP_FORMAT, EXACT_GP_FORMAT_VERSION};
 pub use model::{ExactGp, LOG_NOISE_NAME};
 pub use options::FitOptions;

@@ -4,7 +4,7 @@ use faer::{ColRef, MatRef};
 use gp_kernels::Kernel;
 
 use crate::error::Result;
-use crate::exact::ExactGp;
+use crate::exact::{ExactEvaluator, ExactGp};
 use crate::objective::estimator::ObjectiveEstimate;
 
 /// The exact `log p(y | X, θ)`, its two terms and its gradient (zero prior mean), by one
@@ -15,14 +15,24 @@ pub fn cholesky_estimate<K: Kernel + Clone>(
     y: ColRef<'_, f64>,
     noise_variance: f64,
 ) -> Result<ObjectiveEstimate> {
-    let gp = ExactGp::fit(kernel.clone(), x, y, noise_variance)?;
-    let (lml, gradient) = gp.lml_and_grad();
-    let data_fit = y.transpose() * gp.alpha();
+    cholesky_estimate_reusing(&mut ExactEvaluator::new(), kernel, x, y, noise_variance)
+}
+
+/// [`cholesky_estimate`] with the `n × n` buffers of `exact` (training keeps one evaluator
+/// for all its steps): the same values, bit for bit.
+pub(crate) fn cholesky_estimate_reusing<K: Kernel>(
+    exact: &mut ExactEvaluator,
+    kernel: &K,
+    x: MatRef<'_, f64>,
+    y: ColRef<'_, f64>,
+    noise_variance: f64,
+) -> Result<ObjectiveEstimate> {
+    let terms = exact.evaluate(kernel, x, y, noise_variance)?;
     Ok(ObjectiveEstimate {
-        lml: Some(lml),
-        data_fit: Some(data_fit),
-        log_det: Some(gp.cholesky().log_det()),
-        gradient,
+        lml: Some(terms.lml),
+        data_fit: Some(terms.data_fit),
+        log_det: Some(terms.log_det),
+        gradient: terms.gradient,
         work: 0,
     })
 }

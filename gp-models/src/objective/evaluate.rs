@@ -9,7 +9,8 @@ use std::any::Any;
 use gp_kernels::{Matern, SquaredExponential};
 
 use crate::error::{ModelError, Result};
-use crate::objective::cholesky::cholesky_estimate;
+use crate::exact::ExactEvaluator;
+use crate::objective::cholesky::cholesky_estimate_reusing;
 use crate::objective::dense::DenseKernelCovariance;
 use crate::objective::estimator::{Estimator, KrylovObjectiveOptions, ObjectiveEstimate};
 use crate::objective::krylov::krylov_estimate;
@@ -47,6 +48,31 @@ pub fn estimate<K: Kernel + Clone + 'static>(
     options: &KrylovObjectiveOptions,
     rng: &mut dyn RngCore,
 ) -> Result<ObjectiveEstimate> {
+    estimate_reusing(
+        &mut ExactEvaluator::new(),
+        kernel,
+        noise_variance,
+        x,
+        y,
+        estimator,
+        options,
+        rng,
+    )
+}
+
+/// [`estimate`] whose Cholesky estimator keeps its `n × n` buffers in `exact` between calls
+/// (training holds one for all its steps); the values are the same bit for bit.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn estimate_reusing<K: Kernel + Clone + 'static>(
+    exact: &mut ExactEvaluator,
+    kernel: &K,
+    noise_variance: f64,
+    x: MatRef<'_, f64>,
+    y: ColRef<'_, f64>,
+    estimator: &Estimator,
+    options: &KrylovObjectiveOptions,
+    rng: &mut dyn RngCore,
+) -> Result<ObjectiveEstimate> {
     if let Some(depth) = estimator.krylov_depth() {
         let cov = DenseKernelCovariance::new(kernel, x, noise_variance, options)?;
         return krylov_estimate(&cov, y.as_mat(), depth, options, None, rng);
@@ -70,7 +96,7 @@ pub fn estimate<K: Kernel + Clone + 'static>(
             }
         }
         // Cholesky (CG and RR-CG returned above).
-        _ => cholesky_estimate(kernel, x, y, noise_variance),
+        _ => cholesky_estimate_reusing(exact, kernel, x, y, noise_variance),
     }
 }
 

@@ -21,10 +21,11 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ModelError, Result};
+use crate::exact::ExactEvaluator;
 use crate::gsgp::Gsgp;
 use crate::objective::cholesky::exact_loss;
 use crate::objective::estimator::{Estimator, KrylovObjectiveOptions, ObjectiveEstimate};
-use crate::objective::evaluate::estimate;
+use crate::objective::evaluate::estimate_reusing;
 use crate::objective::groups::ParameterGroups;
 use crate::objective::gsgp::gsgp_krylov_estimate;
 use crate::objective::krylov::{krylov_estimate, KrylovDepth};
@@ -194,9 +195,20 @@ pub fn train_objective_checkpointed<K: Kernel + Clone + 'static>(
         k.set_log_params(&log_params[..p])?;
         Ok((k, log_params[p].exp()))
     };
+    // The Cholesky estimator's n × n buffers, kept for every step.
+    let mut exact_buffers = ExactEvaluator::new();
     let mut evaluate = |log_params: &[f64], rng: &mut ChaCha8Rng| {
         let (k, s2) = with_params(log_params)?;
-        estimate(&k, s2, x, y, estimator, &options.krylov, rng)
+        estimate_reusing(
+            &mut exact_buffers,
+            &k,
+            s2,
+            x,
+            y,
+            estimator,
+            &options.krylov,
+            rng,
+        )
     };
     let exact = |log_params: &[f64]| -> Result<f64> {
         let (k, s2) = with_params(log_params)?;
