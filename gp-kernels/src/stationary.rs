@@ -77,10 +77,15 @@ pub(crate) fn scaled_diff(a: f64, b: f64, l: f64) -> f64 {
 /// the unbounded Matérn-1/2 `g'` near `r = 0` meets `t ≤ r` first.
 #[inline(always)]
 pub(crate) fn lengthscale_grad(variance: f64, dg: f64, t: f64) -> f64 {
+    // The product is formed unconditionally and discarded where `g' = 0` (so `0 · ∞` still
+    // never reaches the result): a select, not a branch, so the loops that inline this stay
+    // vectorized. With the branch, LLVM left the per-dimension sums of the exact-GP gradient
+    // pass (`ard::add_weighted_grads`) scalar.
+    let product = -2.0 * (variance * ((dg * t) * t));
     if dg == 0.0 {
         0.0
     } else {
-        -2.0 * (variance * ((dg * t) * t))
+        product
     }
 }
 
