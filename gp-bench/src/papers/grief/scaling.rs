@@ -6,7 +6,7 @@
 //!
 //! Every time is the median of several repetitions after one warm-up run, with the range
 //! over the repetitions beside it; the machine is shared, so the ratios are what to read.
-//! The checks judge ratios of the fastest repetitions ([`Timing::best`]): a run on a shared
+//! The checks judge ratios of the fastest repetitions (`Timing::best`): a run on a shared
 //! VM can only be slowed by interruptions, never sped up, so the minimum estimates the cost
 //! (as Python's `timeit` advises), while a median of a few runs still moved by 0.74–1.10× on
 //! an `n`-independent evaluation whose runs were bimodal (12–14 ms or 19–22 ms).
