@@ -31,7 +31,9 @@ pub(crate) struct ExactTerms {
 /// factor, the inverse and faer's scratch of the previous call. Each value is bit for bit
 /// what [`ExactGp::fit`](crate::ExactGp::fit) followed by
 /// [`lml_and_grad`](crate::ExactGp::lml_and_grad) gives (the same functions on the same
-/// inputs; only where the buffers come from differs).
+/// inputs; only where the buffers come from differs). The price is memory: it holds three
+/// `n × n` matrices between calls, where a fit and its gradient held at most two at a time
+/// (2.2 GB instead of 1.5 GB at `n = 9600`).
 pub(crate) struct ExactEvaluator {
     workspace: Workspace,
 }
