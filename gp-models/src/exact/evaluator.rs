@@ -8,24 +8,8 @@ use gp_kernels::Kernel;
 use gp_linalg::JitterLadder;
 
 use crate::error::Result;
-use crate::exact::lml::{
-    factorize, log_marginal_likelihood, log_marginal_likelihood_grad, Workspace,
-};
-use crate::exact::memory::check_dense_memory;
+use crate::exact::lml::{ExactTerms, Workspace};
 use crate::validate::check_training_data;
-
-/// What one exact evaluation returns (zero prior mean).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ExactTerms {
-    /// `log p(y | X, θ)`.
-    pub lml: f64,
-    /// `yᵀ (K + σ²I)⁻¹ y`.
-    pub data_fit: f64,
-    /// `log det(K + σ²I)` (with the jitter the factorization needed).
-    pub log_det: f64,
-    /// The gradient with respect to the kernel's log hyperparameters, then `log σ²`.
-    pub gradient: Vec<f64>,
-}
 
 /// Evaluates the exact GP at one kernel and noise per call, reusing the Gram matrix, the
 /// factor, the inverse and faer's scratch of the previous call. Each value is bit for bit
@@ -61,36 +45,14 @@ impl ExactEvaluator {
     ) -> Result<ExactTerms> {
         check_training_data(kernel, x, y, noise_variance)?;
         let xs = points_row_major(kernel, x, "the training points X")?;
-        let d = x.ncols();
-        if self.workspace.is_empty() {
-            check_dense_memory(
-                y.nrows(),
-                3,
-                "the exact objective: the Gram matrix, its Cholesky factor and (K + σ²I)⁻¹",
-                None,
-            )?;
-        }
-        let ws = &mut self.workspace;
-        let f = factorize(
-            ws,
+        self.workspace.evaluate(
             kernel,
-            &xs,
-            d,
+            (&xs, x.ncols()),
             y,
             noise_variance,
             &JitterLadder::default(),
-        )?;
-        let lml = log_marginal_likelihood(&f, y);
-        let gradient = log_marginal_likelihood_grad(ws, kernel, &xs, d, &f, noise_variance);
-        let data_fit = y.transpose() * f.alpha.as_ref();
-        let log_det = f.chol.log_det();
-        ws.recycle(f);
-        Ok(ExactTerms {
-            lml,
-            data_fit,
-            log_det,
-            gradient,
-        })
+            None,
+        )
     }
 }
 

@@ -67,9 +67,59 @@ impl Workspace {
     }
 
     /// Keeps the storage of `f`'s factor for the next [`factorize`] (which overwrites it).
-    pub fn recycle(&mut self, f: Factorization) {
+    fn recycle(&mut self, f: Factorization) {
         self.factor = f.chol.into_factor();
     }
+
+    /// The exact terms at `kernel` and `noise_variance` for the row-major points `xs`
+    /// (`d` columns) and centred targets `yc`, in these buffers: fill, factor (with
+    /// `ladder`), inverse and gradient pass, the factor's storage kept for the next call.
+    /// The first call checks that the three `n × n` buffers fit under `memory_limit`.
+    pub fn evaluate<K: Kernel>(
+        &mut self,
+        kernel: &K,
+        points: (&[f64], usize),
+        yc: ColRef<'_, f64>,
+        noise_variance: f64,
+        ladder: &JitterLadder,
+        memory_limit: Option<u64>,
+    ) -> Result<ExactTerms> {
+        let (xs, d) = points;
+        if self.is_empty() {
+            crate::exact::memory::check_dense_memory(
+                yc.nrows(),
+                3,
+                "the exact objective: the Gram matrix, its Cholesky factor and (K + σ²I)⁻¹ for \
+                 the gradient",
+                memory_limit,
+            )?;
+        }
+        let f = factorize(self, kernel, xs, d, yc, noise_variance, ladder)?;
+        let lml = log_marginal_likelihood(&f, yc);
+        let gradient = log_marginal_likelihood_grad(self, kernel, xs, d, &f, noise_variance);
+        let data_fit = yc.transpose() * f.alpha.as_ref();
+        let log_det = f.chol.log_det();
+        self.recycle(f);
+        Ok(ExactTerms {
+            lml,
+            data_fit,
+            log_det,
+            gradient,
+        })
+    }
+}
+
+/// What one exact evaluation returns.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ExactTerms {
+    /// `log p(y | X, θ)`.
+    pub lml: f64,
+    /// `yᵀ (K + σ²I)⁻¹ y` (centred targets).
+    pub data_fit: f64,
+    /// `log det(K + σ²I)` (with the jitter the factorization needed).
+    pub log_det: f64,
+    /// The gradient with respect to the kernel's log hyperparameters, then `log σ²`.
+    pub gradient: Vec<f64>,
 }
 
 /// Fills the lower triangle of `K(X, X) + σ²I` into `buf` (column major, `n × n`; the
@@ -274,36 +324,17 @@ pub(crate) struct NegLmlObjective<K> {
 impl<K: Kernel> NegLmlObjective<K> {
     /// `(−log p(y), −∇ log p(y))` at the log hyperparameters `params`.
     pub fn eval(&mut self, params: &[f64]) -> Result<(f64, Vec<f64>)> {
-        if self.workspace.is_empty() {
-            crate::exact::memory::check_dense_memory(
-                self.yc.nrows(),
-                3,
-                "training: the Gram buffer, its Cholesky factor and (K + σ²I)⁻¹ for the gradient",
-                self.memory_limit,
-            )?;
-        }
         let (noise_variance, kernel_params) =
             crate::core::likelihood::split_log_params_with_noise(&self.kernel, params)?;
         self.kernel.set_log_params(kernel_params)?;
-        let f = factorize(
-            &mut self.workspace,
+        let terms = self.workspace.evaluate(
             &self.kernel,
-            &self.xs,
-            self.d,
+            (&self.xs, self.d),
             self.yc.as_ref(),
             noise_variance,
             &self.ladder,
+            self.memory_limit,
         )?;
-        let lml = log_marginal_likelihood(&f, self.yc.as_ref());
-        let grad = log_marginal_likelihood_grad(
-            &mut self.workspace,
-            &self.kernel,
-            &self.xs,
-            self.d,
-            &f,
-            noise_variance,
-        );
-        self.workspace.recycle(f);
-        Ok((-lml, grad.into_iter().map(|g| -g).collect()))
+        Ok((-terms.lml, terms.gradient.into_iter().map(|g| -g).collect()))
     }
 }
