@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 
 use gp_bench::data::uci::load_uci;
-use gp_bench::papers::grief::grief_fold::{run_grief_fold, GriefFoldOptions};
+use gp_bench::papers::grief::grief_fold::{run_grief_fold, GriefFoldOptions, InitRows};
 use gp_models::sampling::MalaOptions;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -33,6 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         p_type_one: 1000,
         mala: MalaOptions::default(),
         seed: fold as u64,
+        init_rows: InitRows::TrainingPart,
         progress: true,
     };
     let start = std::time::Instant::now();

@@ -4,7 +4,7 @@
 
 use faer::{Col, Mat};
 use gp_bench::data::{DataOrigin, Dataset};
-use gp_bench::papers::grief::grief_fold::{run_grief_fold, type_two_p, GriefFoldOptions};
+use gp_bench::papers::grief::grief_fold::{run_grief_fold, type_two_p, GriefFoldOptions, InitRows};
 use gp_models::sampling::MalaOptions;
 
 #[test]
@@ -68,6 +68,7 @@ fn one_fold_of_every_method_predicts_better_than_the_mean() {
             ..MalaOptions::default()
         },
         seed: 3,
+        init_rows: InitRows::TrainingPart,
         progress: false,
     };
     let r = run_grief_fold(&train, &test, &options).expect("fold runs");
@@ -114,6 +115,7 @@ fn a_fold_result_round_trips_through_the_fold_cache() {
             ..MalaOptions::default()
         },
         seed: 5,
+        init_rows: InitRows::TrainingPart,
         progress: false,
     };
     let r = run_grief_fold(&synthetic(120, 1), &synthetic(30, 7), &options).expect("fold runs");
@@ -220,4 +222,142 @@ fn the_table_reuses_cached_folds() {
         .expect("dir")
         .next()
         .is_none());
+}
+
+/// The fold-cache key of the test-clean protocol is the one written before `init_rows`
+/// existed, so the recorded Table 1 folds stay valid (here: slump fold 3, as committed);
+/// the paper's initialisation on the whole data set has a key of its own.
+#[test]
+fn the_test_clean_key_is_the_recorded_one_and_the_paper_init_key_differs() {
+    let options = GriefFoldOptions {
+        n_full: 103,
+        init_points: 1000,
+        init_restarts: 0,
+        max_iterations: 1000,
+        exact_max_train: Some(5000),
+        p_type_one: 1000,
+        mala: MalaOptions::default(),
+        seed: 3,
+        init_rows: InitRows::TrainingPart,
+        progress: false,
+    };
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("results/fold-cache/grief/table1-folds/concreteslump-fold3.json");
+    let recorded: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("recorded fold")).expect("json");
+    assert_eq!(
+        recorded["settings"].as_str(),
+        Some(options.cache_settings().as_str())
+    );
+    let paper = GriefFoldOptions {
+        init_rows: InitRows::WholeDataSet,
+        ..options
+    };
+    assert_ne!(paper.cache_settings(), options.cache_settings());
+    assert!(paper.cache_settings().contains("test rows included"));
+}
+
+/// With the paper's initialisation on the whole data set the fold also reports the exact
+/// GP at the initialisation's hyperparameters, and the test rows move the initialisation,
+/// hence the GRIEF-I prediction; the test-clean fold reports no such row.
+#[test]
+fn the_paper_initialisation_sees_the_test_rows() {
+    let options = GriefFoldOptions {
+        n_full: 99,
+        init_points: 1000,
+        init_restarts: 0,
+        max_iterations: 30,
+        exact_max_train: Some(5000),
+        p_type_one: 30,
+        mala: MalaOptions {
+            iterations: 40,
+            burn_in: 10,
+            thin: 5,
+            ..MalaOptions::default()
+        },
+        seed: 2,
+        init_rows: InitRows::TrainingPart,
+        progress: false,
+    };
+    let (train, test) = (synthetic(60, 1), synthetic(40, 7));
+    let clean = run_grief_fold(&train, &test, &options).expect("fold runs");
+    assert!(clean.exact_at_init.is_none());
+    let paper = run_grief_fold(
+        &train,
+        &test,
+        &GriefFoldOptions {
+            init_rows: InitRows::WholeDataSet,
+            ..options
+        },
+    )
+    .expect("fold runs");
+    let at_init = paper
+        .exact_at_init
+        .as_ref()
+        .expect("the untrained exact GP");
+    assert!(at_init.rmse.is_finite() && at_init.rmse > 0.0);
+    assert_ne!(paper.type_one.rmse, clean.type_one.rmse);
+    // Training and test sizes are those of the fold either way.
+    assert_eq!((paper.n_train, paper.n_test), (clean.n_train, clean.n_test));
+}
+
+/// Table 1 under the paper's initialisation: its own cache folder, its criteria named by the
+/// protocol, and the comparison table, whose test-clean columns come from the test-clean
+/// runs of the same folds in the cache (needs the real folds: skipped, and said, without
+/// `GP_DATA_DIR`).
+#[test]
+fn the_paper_init_table_sets_its_runs_beside_the_test_clean_ones() {
+    use gp_bench::data::{DataDir, DataDirOrigin};
+    use gp_bench::experiment::{Experiment, RunContext, RunSize};
+    use gp_bench::fold_cache::FoldCache;
+    use gp_bench::papers::grief::table1_folds::Table1Folds;
+    use gp_bench::papers::grief::table1_paper_init::Table1PaperInit;
+    let Some(path) = std::env::var_os("GP_DATA_DIR").filter(|v| !v.is_empty()) else {
+        eprintln!("GP_DATA_DIR not set: the paper-initialisation Table 1 needs the real folds");
+        return;
+    };
+    let data_dir = DataDir {
+        path: Some(path.into()),
+        origin: DataDirOrigin::Environment,
+    };
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let cache = FoldCache::new(dir.path());
+    let progress = indicatif::ProgressBar::hidden();
+    let ctx = RunContext {
+        size: RunSize::Smoke,
+        seed: 0,
+        data_dir: &data_dir,
+        progress: &progress,
+        folds: Some(1),
+        sets: None,
+        fold_cache: Some(&cache),
+        jobs: 1,
+        large: false,
+        seeds: 1,
+    };
+    let comparison_cell = |out: &gp_bench::experiment::ExperimentOutput| {
+        let table = &out.tables.get(1).expect("the comparison table").table;
+        table.to_markdown()
+    };
+    // Without the test-clean folds in the cache the comparison says so.
+    let alone = Table1PaperInit.run(&ctx).expect("table runs");
+    assert!(comparison_cell(&alone).contains("not in the fold cache"));
+    assert!(alone
+        .checks
+        .iter()
+        .any(|c| c.name.contains("criterion 17") && c.name.contains("test rows included")));
+    assert!(dir.path().join("grief/table1-paper-init").is_dir());
+    // With them, it shows their numbers.
+    let clean = Table1Folds.run(&ctx).expect("table runs");
+    let beside = Table1PaperInit.run(&ctx).expect("table runs");
+    assert!(!comparison_cell(&beside).contains("not in the fold cache"));
+    let clean_one = clean.raw["datasets"][0]["ours"]["grief1"]
+        .as_f64()
+        .expect("GRIEF-I mean");
+    assert!(
+        comparison_cell(&beside).contains(&format!("{clean_one:.3}")),
+        "{}",
+        comparison_cell(&beside)
+    );
+    assert_eq!(clean.tables.len(), 1);
 }
