@@ -193,3 +193,48 @@ fn mnist_without_data_says_it_skipped() {
         out.notes
     );
 }
+
+/// With the MNIST files (`GP_DATA_DIR`; skipped, and said, without them), the smoke run has
+/// the paper's two truncated runs and the converged reference under [0, 1] pixels: the
+/// reference meets its tighter outer tolerance, and its accuracy is stated beside the
+/// truncated runs' in a note.
+#[test]
+fn mnist_smoke_has_the_converged_reference() {
+    let Some(path) = std::env::var_os("GP_DATA_DIR").filter(|v| !v.is_empty()) else {
+        eprintln!("GP_DATA_DIR not set: the MNIST reference run needs the MNIST files");
+        return;
+    };
+    let data_dir = DataDir {
+        path: Some(path.into()),
+        origin: DataDirOrigin::Environment,
+    };
+    let progress = indicatif::ProgressBar::hidden();
+    let paper = gp_bench::papers::find("ncgp").expect("ncgp");
+    let exp = paper
+        .experiments
+        .iter()
+        .find(|e| e.name() == "mnist")
+        .expect("mnist registered");
+    let out = exp
+        .run(&RunContext {
+            size: RunSize::Smoke,
+            seed: 0,
+            data_dir: &data_dir,
+            progress: &progress,
+            folds: None,
+            sets: None,
+            fold_cache: None,
+            jobs: 1,
+            large: false,
+            seeds: 1,
+        })
+        .expect("mnist smoke runs");
+    let variants = out.raw["variants"].as_array().expect("variants");
+    assert_eq!(variants.len(), 3, "{variants:?}");
+    assert!(variants[2]["max_inner"].is_null());
+    assert_eq!(variants[2]["converged"].as_bool(), Some(true));
+    assert!(out
+        .notes
+        .iter()
+        .any(|n| n.starts_with("The converged reference") && n.contains("(j ≤ 5)")));
+}

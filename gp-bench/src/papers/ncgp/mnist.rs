@@ -6,7 +6,7 @@ use faer::{Col, Mat};
 use gp_kernels::{Kernel, Matern, MaternNu};
 use gp_linalg::DenseOperator;
 use gp_models::ncgp::{IterNcgpOptions, SharedOutputs, Softmax};
-use gp_solvers::pls::RecycleOptions;
+use gp_solvers::pls::{PlsOptions, RecycleOptions};
 use serde_json::json;
 
 use super::common::{kernel_operator, run_stepped, softmax_metrics, Metrics};
@@ -86,7 +86,8 @@ struct VariantRun {
     scaling: Scaling,
     /// See [`median_nearest_correlation`].
     nearest_correlation: f64,
-    max_inner: usize,
+    /// `None`: the converged reference (each solve to its tolerance, `δ = 0.1 %`).
+    max_inner: Option<usize>,
     per_step: Vec<Metrics>,
     steps: usize,
     actions: usize,
@@ -114,16 +115,20 @@ impl Experiment for MnistClassification {
         let (n, nt) = sizes(size);
         format!(
             "the first {n} training and {nt} test images (paper: 20 000 and 10 000), pixels in [0, 1] (and \
-             torchvision-normalised in --full); Matérn-3/2 ℓ = {LENGTHSCALE}, s = {OUTPUTSCALE}; dense K_x"
+             torchvision-normalised in --full, with a converged reference run under [0, 1]); Matérn-3/2 \
+             ℓ = {LENGTHSCALE}, s = {OUTPUTSCALE}; dense K_x"
         )
     }
 
     fn estimate_seconds(&self, size: RunSize) -> f64 {
         match size {
             RunSize::Smoke => 1.0,
-            // Measured 4 s quick; full runs two scalings, 2 × 280 s.
+            // Measured 4 s quick. Full: the two [0, 1] runs 134 and 156 s, the converged
+            // reference 1353 s (226 actions), the normalised runs 15–19 s, plus the two kernel
+            // matrices (2878 s in all on 2026-12-01 beside a GRIEF run, so about half that
+            // alone).
             RunSize::Quick => 5.0,
-            RunSize::Full => 600.0,
+            RunSize::Full => 1800.0,
         }
     }
 
@@ -155,7 +160,8 @@ impl Experiment for MnistClassification {
         } else {
             &[Scaling::UnitInterval]
         };
-        ctx.progress.set_length(3 * scalings.len() as u64);
+        ctx.progress
+            .set_length(3 * scalings.len() as u64 + u64::from(ctx.size != RunSize::Quick));
         let lik = Softmax::new(CLASSES)?;
         let mut variants = Vec::new();
         for &scaling in scalings {
@@ -170,16 +176,40 @@ impl Experiment for MnistClassification {
             let k = SharedOutputs::new(&kx, CLASSES)?;
             let cross = kernel_operator(&kernel, xt.as_ref(), x.as_ref())?;
             let labels = Col::from_fn(y.len(), |i| y[i] as f64);
-            for max_inner in [1, 5] {
+            // The paper's two runs, and at --full and --smoke (the test size) under [0, 1] the converged reference: every
+            // solve to a relative residual of 1e-3 and δ = 0.1 %, i.e. (to that accuracy) the
+            // Laplace approximation's own MAP at these hyperparameters, which bounds what any
+            // truncation of it can reach.
+            let reference = ctx.size != RunSize::Quick && scaling == Scaling::UnitInterval;
+            let runs: &[Option<usize>] = if reference {
+                &[Some(1), Some(5), None]
+            } else {
+                &[Some(1), Some(5)]
+            };
+            for &max_inner in runs {
                 ctx.progress.set_message(format!(
-                    "IterNCGP j ≤ {max_inner}, pixels {}",
+                    "IterNCGP {}, pixels {}",
+                    inner_label(max_inner),
                     scaling.label()
                 ));
-                let options = IterNcgpOptions {
-                    max_inner: Some(max_inner),
-                    recycling: Some(RecycleOptions::default()),
-                    max_outer: 20,
-                    ..IterNcgpOptions::default()
+                let options = match max_inner {
+                    Some(_) => IterNcgpOptions {
+                        max_inner,
+                        recycling: Some(RecycleOptions::default()),
+                        max_outer: 20,
+                        ..IterNcgpOptions::default()
+                    },
+                    None => IterNcgpOptions {
+                        max_inner: None,
+                        solver: PlsOptions {
+                            rel_tolerance: 1e-3,
+                            ..PlsOptions::default()
+                        },
+                        recycling: Some(RecycleOptions::default()),
+                        outer_tolerance: 1e-3,
+                        max_outer: 30,
+                        ..IterNcgpOptions::default()
+                    },
                 };
                 let stepped = run_stepped(&k, labels.as_ref(), &lik, &options, &mut |post| {
                     softmax_metrics(post, cross.as_ref(), OUTPUTSCALE, &yt)
@@ -200,6 +230,14 @@ impl Experiment for MnistClassification {
         }
         Ok(report(n, nt, &variants, ctx.size))
     }
+}
+
+/// "j ≤ k", or the converged reference's label.
+fn inner_label(max_inner: Option<usize>) -> String {
+    max_inner.map_or_else(
+        || "converged (reference)".to_string(),
+        |j| format!("j ≤ {j}"),
+    )
 }
 
 /// The output when the data are missing: a note, no checks.
@@ -228,6 +266,7 @@ fn report(n: usize, nt: usize, variants: &[VariantRun], size: RunSize) -> Experi
         "test ECE (end)",
     ]);
     let mut checks = Vec::new();
+    let mut reference_accuracy = None;
     for v in variants {
         let end = v.per_step.last().copied().unwrap_or_default();
         let join = |f: &dyn Fn(&Metrics) -> f64| {
@@ -240,7 +279,7 @@ fn report(n: usize, nt: usize, variants: &[VariantRun], size: RunSize) -> Experi
         table.row([
             v.scaling.label().to_string(),
             format!("{:.2e}", v.nearest_correlation),
-            format!("j ≤ {}", v.max_inner),
+            inner_label(v.max_inner),
             v.steps.to_string(),
             v.actions.to_string(),
             fmt_seconds(v.seconds),
@@ -248,10 +287,14 @@ fn report(n: usize, nt: usize, variants: &[VariantRun], size: RunSize) -> Experi
             join(&|m| m.nll),
             format!("{:.4}", end.ece),
         ]);
+        let Some(max_inner) = v.max_inner else {
+            reference_accuracy = Some(end.accuracy);
+            continue;
+        };
         checks.push(Check::new(
             format!(
                 "E8: j ≤ {}, pixels {}, meets δ = 1 % within 3 Newton steps (paper: both runs converge within three; ours: {} steps, {})",
-                v.max_inner,
+                max_inner,
                 v.scaling.label(),
                 v.steps,
                 if v.converged { "converged" } else { "not converged" }
@@ -263,26 +306,49 @@ fn report(n: usize, nt: usize, variants: &[VariantRun], size: RunSize) -> Experi
             checks.push(Check::new(
                 format!(
                     "E8: j ≤ {}, pixels {}, test accuracy {:.4} ≥ 0.95 (the spec's expectation under [0, 1] pixels; the paper gives no number)",
-                    v.max_inner, v.scaling.label(), end.accuracy
+                    max_inner, v.scaling.label(), end.accuracy
                 ),
                 end.accuracy >= 0.95,
             ));
         }
     }
+    let mut notes = Vec::new();
+    if let Some(acc) = reference_accuracy {
+        let truncated = variants
+            .iter()
+            .filter(|v| v.scaling == Scaling::UnitInterval)
+            .filter_map(|v| {
+                let end = v.per_step.last()?;
+                v.max_inner
+                    .map(|j| format!("{:.4} (j ≤ {j})", end.accuracy))
+            })
+            .collect::<Vec<_>>()
+            .join(" and ");
+        notes.push(format!(
+            "The converged reference (pixels [0, 1]: every solve to a relative residual of 1e-3, \
+             Newton to δ = 0.1 %, so the Laplace approximation's own MAP at the paper's ℓ and s) \
+             reaches test accuracy {acc:.4}; the paper's truncated runs end at {truncated}. The \
+             reference's accuracy is the model's own at these hyperparameters, so the spec's \
+             expectation of ≥ 0.95 under [0, 1] pixels is not reachable by solving more \
+             accurately."
+        ));
+    }
+    notes.extend([
+            "The first images of the files; the paper states neither its selection rule nor its pixel scaling (spec §7.9), so --full runs both [0, 1] (the spec's suggestion) and torchvision's normalisation; --quick only [0, 1].".to_string(),
+            "At the paper's ℓ = 1.55 the kernel is nearly diagonal under either scaling (the median correlation with the nearest other training image is the second column): the model is a kernel-weighted vote dominated by the many distant images under [0, 1], and close to a nearest-neighbour rule with almost uniform probabilities (NLL ≈ log 10) under the normalisation. The SVGP pre-fit that produced ℓ (1 760 Adam steps at lr 0.001 from GPyTorch's ℓ = 0.69) was still climbing, so ℓ is not a converged optimum for either scaling.".to_string(),
+            "SVGP (the paper's baseline) is not run: no peer script is in the repository yet.".to_string(),
+    ]);
     ExperimentOutput {
         tables: vec![NamedTable {
             title: format!("MNIST, {n} training and {nt} test images"),
             table,
         }],
-        notes: vec![
-            "The first images of the files; the paper states neither its selection rule nor its pixel scaling (spec §7.9), so --full runs both [0, 1] (the spec's suggestion) and torchvision's normalisation; --quick only [0, 1].".to_string(),
-            "At the paper's ℓ = 1.55 the kernel is nearly diagonal under either scaling (the median correlation with the nearest other training image is the second column): the model is a kernel-weighted vote dominated by the many distant images under [0, 1], and close to a nearest-neighbour rule with almost uniform probabilities (NLL ≈ log 10) under the normalisation. The SVGP pre-fit that produced ℓ (1 760 Adam steps at lr 0.001 from GPyTorch's ℓ = 0.69) was still climbing, so ℓ is not a converged optimum for either scaling.".to_string(),
-            "SVGP (the paper's baseline) is not run: no peer script is in the repository yet.".to_string(),
-        ],
+        notes,
         raw: json!({
             "variants": variants.iter().map(|v| json!({
                 "pixels": v.scaling.label(), "median_nearest_correlation": v.nearest_correlation,
                 "max_inner": v.max_inner, "steps": v.steps, "actions": v.actions, "seconds": v.seconds,
+                "converged": v.converged,
                 "accuracy": v.per_step.iter().map(|m| m.accuracy).collect::<Vec<_>>(),
                 "nll": v.per_step.iter().map(|m| m.nll).collect::<Vec<_>>(),
                 "ece": v.per_step.iter().map(|m| m.ece).collect::<Vec<_>>(),
